@@ -1,0 +1,151 @@
+// Typed errors and their catalog: codes and words, no HTTP (the statuses live in http/errors.ts).
+// Codes are DESIGN §5 and §12; messages are Spanish because integrators read them.
+
+export type Severity = 'critical' | 'error' | 'warning' | 'info'
+
+/** Detail codes of a VALIDATION_ERROR (DESIGN §5). */
+export type DetailCode =
+  | 'REQUIRED'
+  | 'INVALID_TYPE'
+  | 'INVALID_FORMAT'
+  | 'INVALID_VALUE'
+  | 'TOO_LONG'
+  | 'TOO_MANY'
+  | 'TOO_FEW'
+  | 'OUT_OF_RANGE'
+  | 'INVALID_RUT'
+  | 'NOT_ALLOWED'
+  | 'INCONSISTENT'
+
+/** One failing field, `field` in dot notation (`detalle.0.precio`, `receptor.rut`). */
+export interface FieldError {
+  readonly field: string
+  readonly code: DetailCode
+  readonly message: string
+}
+
+export const ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'INVALID_CAF',
+  'INVALID_CERTIFICATE',
+  'UNAUTHORIZED',
+  'API_KEY_READ_ONLY',
+  'NOT_FOUND',
+  'CERTIFICATE_NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'CAF_RANGE_EXISTS',
+  'CLIENTE_RUT_EXISTS',
+  'PRODUCTO_CODIGO_EXISTS',
+  'IDEMPOTENCY_IN_PROGRESS',
+  'DTE_NOT_SENDABLE',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'IDEMPOTENCY_BODY_MISMATCH',
+  'NO_FOLIOS_AVAILABLE',
+  'CERTIFICATE_REQUIRED',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+] as const
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+export interface TimbreErrorExtra {
+  readonly details?: readonly FieldError[]
+  readonly context?: Readonly<Record<string, unknown>>
+  /** Replaces the catalog message when the cause is specific (an INVALID_CAF reason, say). */
+  readonly message?: string
+}
+
+export class TimbreError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly extra: TimbreErrorExtra = {},
+  ) {
+    super(extra.message ?? CATALOG[code].message)
+    this.name = 'TimbreError'
+  }
+}
+
+/** Shorthand for the common case: one or more failing fields. */
+export function validationError(details: readonly FieldError[]): TimbreError {
+  return new TimbreError('VALIDATION_ERROR', { details })
+}
+
+export const CATALOG: Readonly<Record<ErrorCode, { message: string; action?: string; severity: Severity }>> = {
+  VALIDATION_ERROR: {
+    message: 'La solicitud contiene campos inválidos.',
+    action: 'Corrija los campos indicados en details y reintente.',
+    severity: 'error',
+  },
+  INVALID_CAF: {
+    message: 'El CAF no es válido.',
+    action: 'Descargue nuevamente el CAF desde el SII y súbalo sin modificarlo.',
+    severity: 'error',
+  },
+  INVALID_CERTIFICATE: {
+    message: 'El certificado digital no es válido.',
+    action: 'Verifique el archivo PFX/P12, su contraseña y su vigencia.',
+    severity: 'error',
+  },
+  UNAUTHORIZED: {
+    message: 'Credencial ausente, inválida, expirada o revocada.',
+    action: 'Envíe una API key válida en X-Api-Key o un token en Authorization: Bearer.',
+    severity: 'error',
+  },
+  API_KEY_READ_ONLY: {
+    message: 'Esta API key es de solo lectura.',
+    action: 'Cree una API key con escritura (timbre apikey create --empresa RUT --write) o use un token Bearer.',
+    severity: 'error',
+  },
+  NOT_FOUND: { message: 'Recurso no encontrado.', severity: 'error' },
+  CERTIFICATE_NOT_FOUND: {
+    message: 'La empresa no tiene un certificado digital cargado.',
+    action: 'Suba el certificado con POST /api/v1/billing/empresa/certificado/pfx.',
+    severity: 'error',
+  },
+  METHOD_NOT_ALLOWED: { message: 'Método no permitido para esta ruta.', action: 'Use uno de los métodos del encabezado Allow.', severity: 'error' },
+  CAF_RANGE_EXISTS: {
+    message: 'El rango de folios se superpone con un CAF ya registrado para ese tipo.',
+    severity: 'error',
+  },
+  CLIENTE_RUT_EXISTS: { message: 'Ya existe un cliente con ese RUT.', severity: 'error' },
+  PRODUCTO_CODIGO_EXISTS: { message: 'Ya existe un producto con ese código.', severity: 'error' },
+  IDEMPOTENCY_IN_PROGRESS: {
+    message: 'Una solicitud con esta Idempotency-Key aún se está procesando.',
+    action: 'Reintente en unos segundos con la misma Idempotency-Key.',
+    severity: 'warning',
+  },
+  DTE_NOT_SENDABLE: { message: 'El DTE no está en estado firmado y no puede enviarse.', severity: 'error' },
+  PAYLOAD_TOO_LARGE: { message: 'El cuerpo de la solicitud supera los 5 MB.', severity: 'error' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    message: 'Tipo de contenido no soportado.',
+    action: 'Envíe el cuerpo como application/json.',
+    severity: 'error',
+  },
+  IDEMPOTENCY_BODY_MISMATCH: {
+    message: 'La Idempotency-Key ya se usó con un cuerpo distinto.',
+    action: 'Use una Idempotency-Key nueva para una solicitud distinta.',
+    severity: 'error',
+  },
+  NO_FOLIOS_AVAILABLE: {
+    message: 'No quedan folios disponibles para este tipo de documento.',
+    action: 'Cargue un nuevo CAF con POST /api/v1/billing/caf.',
+    severity: 'error',
+  },
+  CERTIFICATE_REQUIRED: {
+    message: 'Se requiere un certificado digital activo y vigente para emitir.',
+    action: 'Suba el certificado con POST /api/v1/billing/empresa/certificado/pfx.',
+    severity: 'error',
+  },
+  RATE_LIMITED: { message: 'Demasiadas solicitudes.', action: 'Espere los segundos indicados en Retry-After.', severity: 'warning' },
+  INTERNAL_ERROR: {
+    message: 'Error interno del servidor.',
+    action: 'Reintente; si persiste, informe el request_id al administrador.',
+    severity: 'critical',
+  },
+  SERVICE_UNAVAILABLE: {
+    message: 'El servicio no está disponible en este momento.',
+    action: 'Reintente después de los segundos indicados en Retry-After.',
+    severity: 'warning',
+  },
+}

@@ -1,0 +1,99 @@
+// TypeBox errors → the FieldError details of DESIGN §5: dot paths, one detail code per field, Spanish messages.
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import type { DetailCode, FieldError } from '../errors'
+
+/** `/detalle/0/precio` → `detalle.0.precio`; JSON-pointer escapes (~1, ~0) undone. */
+export function pointerToDotPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.')
+}
+
+// Which detail code a TypeBox failure means; several failures of one field keep the most telling (lowest rank).
+const RULES: ReadonlyArray<{ types: readonly ValueErrorType[]; code: DetailCode; rank: number }> = [
+  { types: [ValueErrorType.ObjectRequiredProperty], code: 'REQUIRED', rank: 0 },
+  { types: [ValueErrorType.ObjectAdditionalProperties], code: 'NOT_ALLOWED', rank: 1 },
+  { types: [ValueErrorType.StringMaxLength], code: 'TOO_LONG', rank: 2 },
+  { types: [ValueErrorType.ArrayMaxItems], code: 'TOO_MANY', rank: 2 },
+  { types: [ValueErrorType.ArrayMinItems, ValueErrorType.StringMinLength], code: 'TOO_FEW', rank: 2 },
+  {
+    types: [
+      ValueErrorType.NumberMaximum,
+      ValueErrorType.NumberMinimum,
+      ValueErrorType.NumberExclusiveMaximum,
+      ValueErrorType.NumberExclusiveMinimum,
+      ValueErrorType.IntegerMaximum,
+      ValueErrorType.IntegerMinimum,
+      ValueErrorType.IntegerExclusiveMaximum,
+      ValueErrorType.IntegerExclusiveMinimum,
+    ],
+    code: 'OUT_OF_RANGE',
+    rank: 2,
+  },
+  { types: [ValueErrorType.StringFormat, ValueErrorType.StringPattern], code: 'INVALID_FORMAT', rank: 2 },
+  { types: [ValueErrorType.Literal, ValueErrorType.Union, ValueErrorType.NumberMultipleOf, ValueErrorType.IntegerMultipleOf], code: 'INVALID_VALUE', rank: 3 },
+]
+
+const MESSAGES: Readonly<Record<DetailCode, (e: ValueError) => string>> = {
+  REQUIRED: () => 'Campo requerido.',
+  NOT_ALLOWED: () => 'Campo no permitido.',
+  TOO_LONG: (e) => `Excede el largo máximo de ${String(e.schema.maxLength)} caracteres.`,
+  TOO_MANY: (e) => `Admite como máximo ${String(e.schema.maxItems)} elementos.`,
+  TOO_FEW: (e) =>
+    e.type === ValueErrorType.StringMinLength ? 'No puede estar vacío.' : `Requiere al menos ${String(e.schema.minItems)} elemento(s).`,
+  OUT_OF_RANGE: (e) => rangeMessage(e),
+  INVALID_FORMAT: (e) => (e.schema.format === 'date' ? 'Formato inválido; se espera YYYY-MM-DD.' : 'Formato inválido.'),
+  INVALID_VALUE: (e) => allowedValuesMessage(e),
+  INVALID_TYPE: (e) => `Tipo inválido; se espera ${typeName(e.schema)}.`,
+  INVALID_RUT: () => 'RUT inválido.',
+  INCONSISTENT: () => 'Valor inconsistente.',
+}
+
+function rangeMessage(e: ValueError): string {
+  const s = e.schema as Record<string, unknown>
+  if (s.maximum !== undefined && s.minimum !== undefined) return `Debe estar entre ${String(s.minimum)} y ${String(s.maximum)}.`
+  if (s.maximum !== undefined) return `Debe ser como máximo ${String(s.maximum)}.`
+  if (s.minimum !== undefined) return `Debe ser como mínimo ${String(s.minimum)}.`
+  if (s.exclusiveMinimum !== undefined) return `Debe ser mayor que ${String(s.exclusiveMinimum)}.`
+  return 'Fuera de rango.'
+}
+
+function allowedValuesMessage(e: ValueError): string {
+  const options = (e.schema.anyOf as Array<{ const?: unknown }> | undefined)?.map((o) => o.const).filter((c) => c !== undefined)
+  if (options && options.length > 0) return `Valor no permitido; valores aceptados: ${options.join(', ')}.`
+  if (e.schema.const !== undefined) return `Valor no permitido; se espera ${String(e.schema.const)}.`
+  return 'Valor no permitido.'
+}
+
+function typeName(schema: Record<string, unknown>): string {
+  const names: Record<string, string> = {
+    string: 'un texto',
+    integer: 'un número entero',
+    number: 'un número',
+    boolean: 'true o false',
+    object: 'un objeto',
+    array: 'una lista',
+  }
+  return names[String(schema.type)] ?? 'otro tipo'
+}
+
+function classify(e: ValueError): { code: DetailCode; rank: number } {
+  for (const rule of RULES) if (rule.types.includes(e.type)) return { code: rule.code, rank: rule.rank }
+  return { code: 'INVALID_TYPE', rank: 4 }
+}
+
+/** Every failing field once, in the order first seen, with its most telling code (DESIGN §5). */
+export function fieldErrorsFromTypeBox(errors: Iterable<ValueError>, prefix = ''): FieldError[] {
+  const byField = new Map<string, { error: FieldError; rank: number }>()
+  for (const e of errors) {
+    const path = pointerToDotPath(e.path)
+    const field = prefix && path ? `${prefix}.${path}` : prefix || path || '(body)'
+    const { code, rank } = classify(e)
+    const seen = byField.get(field)
+    if (seen && seen.rank <= rank) continue
+    byField.set(field, { error: { field, code, message: MESSAGES[code](e) }, rank })
+  }
+  return [...byField.values()].map((v) => v.error)
+}
