@@ -17,7 +17,7 @@ const RULES: ReadonlyArray<{ types: readonly ValueErrorType[]; code: DetailCode;
   { types: [ValueErrorType.ObjectAdditionalProperties], code: 'NOT_ALLOWED', rank: 1 },
   { types: [ValueErrorType.StringMaxLength], code: 'TOO_LONG', rank: 2 },
   { types: [ValueErrorType.ArrayMaxItems], code: 'TOO_MANY', rank: 2 },
-  { types: [ValueErrorType.ArrayMinItems, ValueErrorType.StringMinLength], code: 'TOO_FEW', rank: 2 },
+  { types: [ValueErrorType.ArrayMinItems], code: 'TOO_FEW', rank: 2 },
   {
     types: [
       ValueErrorType.NumberMaximum,
@@ -37,12 +37,14 @@ const RULES: ReadonlyArray<{ types: readonly ValueErrorType[]; code: DetailCode;
 ]
 
 const MESSAGES: Readonly<Record<DetailCode, (e: ValueError) => string>> = {
-  REQUIRED: () => 'Campo requerido.',
+  REQUIRED: (e) => (e.type === ValueErrorType.StringMinLength ? 'No puede estar vacío.' : 'Campo requerido.'),
   NOT_ALLOWED: () => 'Campo no permitido.',
   TOO_LONG: (e) => `Excede el largo máximo de ${String(e.schema.maxLength)} caracteres.`,
   TOO_MANY: (e) => `Admite como máximo ${String(e.schema.maxItems)} elementos.`,
   TOO_FEW: (e) =>
-    e.type === ValueErrorType.StringMinLength ? 'No puede estar vacío.' : `Requiere al menos ${String(e.schema.minItems)} elemento(s).`,
+    e.type === ValueErrorType.StringMinLength
+      ? `Requiere al menos ${String(e.schema.minLength)} caracteres.`
+      : `Requiere al menos ${String(e.schema.minItems)} elemento(s).`,
   OUT_OF_RANGE: (e) => rangeMessage(e),
   INVALID_FORMAT: (e) => (e.schema.format === 'date' ? 'Formato inválido; se espera YYYY-MM-DD.' : 'Formato inválido.'),
   INVALID_VALUE: (e) => allowedValuesMessage(e),
@@ -80,6 +82,8 @@ function typeName(schema: Record<string, unknown>): string {
 }
 
 function classify(e: ValueError): { code: DetailCode; rank: number } {
+  // An empty string where text is required reads as missing; a longer minimum is a length rule.
+  if (e.type === ValueErrorType.StringMinLength) return e.schema.minLength === 1 ? { code: 'REQUIRED', rank: 0 } : { code: 'TOO_FEW', rank: 2 }
   for (const rule of RULES) if (rule.types.includes(e.type)) return { code: rule.code, rank: rule.rank }
   return { code: 'INVALID_TYPE', rank: 4 }
 }

@@ -1,0 +1,15 @@
+// Admin commands open the data dir directly (also while serve runs: WAL + busy timeout) and close it when done.
+import { openAdminStore } from '../app'
+import { dataDirFrom } from '../config'
+import type { Store } from '../db/open'
+import { stderrLogger } from '../log'
+import type { ParsedArgs } from './command'
+
+export async function withAdminStore<T>(args: ParsedArgs, fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = openAdminStore(dataDirFrom(args.flags), stderrLogger())
+  try {
+    return await fn(store)
+  } finally {
+    store.close()
+  }
+}

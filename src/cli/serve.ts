@@ -1,0 +1,106 @@
+// `timbre serve` (the default): the API, the jobs and, with --demo, the demo company (DESIGN §1, §2, §10).
+import { buildDeps } from '../app'
+import { loadConfig, settingFlags, settingsHelp, type Config, type SiiTarget } from '../config'
+import { createLogger } from '../log'
+import { ensureDemo } from '../services/demo'
+import type { Deps } from '../services/deps'
+import { startHttpServer } from '../http/server'
+import { housekeepingJob } from '../jobs/housekeeping'
+import { startScheduler } from '../jobs/scheduler'
+import { VERSION } from '../version'
+import type { Command, FlagSpec } from './command'
+
+const SHUTDOWN_GRACE_MS = 30_000
+
+function serveFlags(): Record<string, FlagSpec> {
+  const flags: Record<string, FlagSpec> = {}
+  for (const [flag, { isSwitch }] of settingFlags()) flags[flag] = { takesValue: !isSwitch, help: '' }
+  return flags
+}
+
+function describeSii(target: SiiTarget): string {
+  if (target.kind === 'simulado') return 'simulado (simulador del SII en proceso, sin red)'
+  if (target.kind === 'origin') return `origen ${target.origin} (rutas reales del SII)`
+  return 'SII real (maullin.sii.cl / palena.sii.cl según el ambiente de cada empresa)'
+}
+
+function printDemo(deps: Deps, baseUrl: string): void {
+  const outcome = ensureDemo(deps.store, deps.config.dataDir, deps.clock.now())
+  if (outcome.kind === 'skipped') {
+    deps.log.warn('demo.skipped', { reason: outcome.reason })
+    return
+  }
+  deps.log.info('demo.ready', { empresa_id: outcome.empresa.id, rut: outcome.empresa.rut, created: outcome.created })
+  // For the person at the terminal, on stderr so stdout stays JSON lines.
+  process.stderr.write(
+    [
+      '',
+      `Timbre ${VERSION} en modo demo: empresa ${outcome.empresa.razon_social} (${outcome.empresa.rut}), SII simulado.`,
+      `API key de escritura de la demo: ${outcome.apiKey}`,
+      'Pruebe:',
+      `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/empresa`,
+      `Documentación de la API: ${baseUrl}/docs`,
+      '',
+    ].join('\n'),
+  )
+}
+
+export async function runServer(config: Config): Promise<{ stop(): Promise<void>; url: string; deps: Deps }> {
+  const log = createLogger(config.log)
+  const deps = await buildDeps(config, log)
+  let shuttingDown = false
+  const scheduler = startScheduler(deps, [housekeepingJob])
+  const http = startHttpServer(deps, {
+    jobsRunning: () => scheduler.isRunning(),
+    isShuttingDown: () => shuttingDown,
+    markShuttingDown: () => {
+      shuttingDown = true
+    },
+    sii: () => ({ last_ok_at: null, oldest_pending_s: null }),
+  })
+  log.info('server.started', {
+    version: VERSION,
+    listen: http.url,
+    data_dir: config.dataDir,
+    sii: describeSii(config.sii),
+    tls: config.tlsCert !== null,
+    rate_limit: config.rateLimit,
+  })
+  const loopback = ['127.0.0.1', 'localhost', '::1'].includes(config.host)
+  if (!loopback && config.tlsCert === null)
+    log.warn('server.plain_http_beyond_loopback', { message: 'escuchando más allá de loopback sin TLS: use --tls-cert/--tls-key o un proxy HTTPS' })
+  if (config.demo) printDemo(deps, http.url)
+  let stopping: Promise<void> | null = null
+  return {
+    url: http.url,
+    deps,
+    stop() {
+      stopping ??= (async () => {
+        log.info('server.stopping', {})
+        await http.stop(SHUTDOWN_GRACE_MS)
+        await scheduler.stop(SHUTDOWN_GRACE_MS)
+        deps.store.close()
+        log.info('server.stopped', {})
+      })()
+      return stopping
+    },
+  }
+}
+
+export const serve: Command = {
+  name: 'serve',
+  summary: 'Inicia la API, los jobs de envío y seguimiento, y el simulador si --sii simulado.',
+  usage: `timbre serve [opciones]\n\nCada opción también es una variable de entorno; la opción gana.\n${settingsHelp()}`,
+  flags: serveFlags(),
+  isLongRunning: true,
+  async run(args) {
+    const server = await runServer(loadConfig(args.flags))
+    const onSignal = (signal: string) => {
+      server.deps.log.info('server.signal', { signal })
+      void server.stop().then(() => process.exit(0))
+    }
+    process.once('SIGTERM', () => onSignal('SIGTERM'))
+    process.once('SIGINT', () => onSignal('SIGINT'))
+    return undefined
+  },
+}

@@ -1,0 +1,14 @@
+// `timbre version` (DESIGN §1): binary and schema versions.
+import { MIGRATIONS } from '../db/migrations.gen'
+import { API_VERSION, VERSION } from '../version'
+import type { Command } from './command'
+
+export const version: Command = {
+  name: 'version',
+  summary: 'Muestra la versión del binario, de la API y del esquema de base de datos.',
+  usage: 'timbre version',
+  flags: {},
+  async run() {
+    return { version: VERSION, api_version: API_VERSION, schema: MIGRATIONS.at(-1)?.tag ?? null, migrations: MIGRATIONS.length, bun: Bun.version }
+  },
+}

@@ -1,0 +1,159 @@
+// Every setting of DESIGN §2, declared once: environment variable, flag, default, parser. The only reader of process.env.
+
+export type SiiTarget = { kind: 'sii' } | { kind: 'simulado' } | { kind: 'origin'; origin: string }
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+export interface Config {
+  readonly host: string
+  readonly port: number
+  readonly dataDir: string
+  readonly sii: SiiTarget
+  readonly submitEveryMs: number
+  readonly trackEveryMs: number
+  readonly deliverEveryMs: number
+  readonly webhookAllowHttp: boolean
+  /** Base64 32-byte key from TIMBRE_MASTER_KEY; null means the key file in the data dir. */
+  readonly masterKey: string | null
+  readonly jwtPublicKeyPaths: readonly string[]
+  readonly cafLowStock: number
+  readonly log: LogLevel
+  readonly rateLimit: number
+  readonly corsOrigins: readonly string[]
+  readonly tlsCert: string | null
+  readonly tlsKey: string | null
+  readonly demo: boolean
+}
+
+export class ConfigError extends Error {}
+
+interface Setting<K extends keyof Config> {
+  readonly env?: string
+  readonly flag?: string
+  /** Flags without a value (`--demo`). */
+  readonly isSwitch?: boolean
+  readonly default: string
+  readonly parse: (raw: string, name: string) => Config[K]
+  readonly help: string
+}
+
+type Settings = { readonly [K in keyof Config]: Setting<K> }
+
+function fail(name: string, why: string): never {
+  throw new ConfigError(`${name}: ${why}`)
+}
+
+export function parseDuration(raw: string, name: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim())
+  if (!m) fail(name, `duración inválida "${raw}" (use 500ms, 5s, 2m, 1h)`)
+  const n = Number(m[1])
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']
+  if (n * unit <= 0) fail(name, 'debe ser mayor que cero')
+  return n * unit
+}
+
+function parseIntInRange(min: number, max: number) {
+  return (raw: string, name: string): number => {
+    if (!/^\d+$/.test(raw.trim())) fail(name, `se espera un entero, se recibió "${raw}"`)
+    const n = Number(raw)
+    if (n < min || n > max) fail(name, `debe estar entre ${min} y ${max}`)
+    return n
+  }
+}
+
+function parseBool(raw: string, name: string): boolean {
+  const v = raw.trim().toLowerCase()
+  if (['1', 'true', 'yes', 'on', ''].includes(v)) return true
+  if (['0', 'false', 'no', 'off'].includes(v)) return false
+  return fail(name, `se espera true o false, se recibió "${raw}"`)
+}
+
+export function parseSiiTarget(raw: string, name: string): SiiTarget {
+  if (raw === 'sii') return { kind: 'sii' }
+  if (raw === 'simulado') return { kind: 'simulado' }
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return fail(name, `se espera sii, simulado o un origen http(s)://host:puerto, se recibió "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, 'el origen debe ser http:// o https://')
+  return { kind: 'origin', origin: url.origin }
+}
+
+const list = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
+const optional = (raw: string): string | null => (raw === '' ? null : raw)
+
+export const SETTINGS: Settings = {
+  host: { env: 'TIMBRE_HOST', flag: '--host', default: '127.0.0.1', parse: (r) => r, help: 'dirección de escucha (0.0.0.0 para la LAN)' },
+  port: { env: 'TIMBRE_PORT', flag: '--port', default: '8080', parse: parseIntInRange(0, 65535), help: 'puerto HTTP (0 = uno libre)' },
+  dataDir: { env: 'TIMBRE_DATA_DIR', flag: '--data-dir', default: './data', parse: (r) => r, help: 'base de datos, llaves de la instancia, respaldos' },
+  sii: { env: 'TIMBRE_SII', flag: '--sii', default: 'sii', parse: parseSiiTarget, help: 'sii | simulado | http(s)://host:puerto' },
+  submitEveryMs: { env: 'TIMBRE_SUBMIT_EVERY', flag: '--submit-every', default: '5s', parse: parseDuration, help: 'periodo del envío al SII' },
+  trackEveryMs: { env: 'TIMBRE_TRACK_EVERY', flag: '--track-every', default: '30s', parse: parseDuration, help: 'periodo del seguimiento en el SII' },
+  deliverEveryMs: { env: 'TIMBRE_DELIVER_EVERY', flag: '--deliver-every', default: '2s', parse: parseDuration, help: 'periodo de entrega de webhooks' },
+  webhookAllowHttp: {
+    env: 'TIMBRE_WEBHOOK_ALLOW_HTTP',
+    flag: '--webhook-allow-http',
+    isSwitch: true,
+    default: 'false',
+    parse: parseBool,
+    help: 'acepta URLs http:// en webhooks (solo desarrollo)',
+  },
+  masterKey: { env: 'TIMBRE_MASTER_KEY', default: '', parse: optional, help: 'llave maestra de 32 bytes en base64' },
+  jwtPublicKeyPaths: { env: 'TIMBRE_JWT_PUBLIC_KEYS', default: '', parse: list, help: 'rutas de llaves públicas PEM de emisores de tokens' },
+  cafLowStock: { env: 'TIMBRE_CAF_LOW_STOCK', default: '10', parse: parseIntInRange(0, 1_000_000), help: 'umbral de caf.low_stock' },
+  log: {
+    env: 'TIMBRE_LOG',
+    flag: '--log',
+    default: 'info',
+    parse: (r, name) => (['debug', 'info', 'warn', 'error'].includes(r) ? (r as LogLevel) : fail(name, 'debug | info | warn | error')),
+    help: 'nivel de log (líneas JSON en stdout)',
+  },
+  rateLimit: { env: 'TIMBRE_RATE_LIMIT', flag: '--rate-limit', default: '100', parse: parseIntInRange(0, 1_000_000), help: 'solicitudes por segundo por credencial (0 = sin límite)' },
+  corsOrigins: { env: 'TIMBRE_CORS_ORIGINS', default: '', parse: list, help: 'orígenes CORS permitidos, separados por coma' },
+  tlsCert: { env: 'TIMBRE_TLS_CERT', flag: '--tls-cert', default: '', parse: optional, help: 'certificado PEM para servir HTTPS' },
+  tlsKey: { env: 'TIMBRE_TLS_KEY', flag: '--tls-key', default: '', parse: optional, help: 'llave PEM para servir HTTPS' },
+  demo: { flag: '--demo', isSwitch: true, default: 'false', parse: parseBool, help: 'crea la empresa demo en un directorio de datos vacío' },
+}
+
+/** Which flags take a value, for argv parsing. */
+export function settingFlags(): Map<string, { key: keyof Config; isSwitch: boolean }> {
+  const flags = new Map<string, { key: keyof Config; isSwitch: boolean }>()
+  for (const [key, s] of Object.entries(SETTINGS) as Array<[keyof Config, Setting<keyof Config>]>)
+    if (s.flag) flags.set(s.flag, { key, isSwitch: s.isSwitch === true })
+  return flags
+}
+
+/** Flag wins over environment, environment over default (DESIGN §2). */
+export function loadConfig(flags: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const out: Record<string, unknown> = {}
+  for (const [key, s] of Object.entries(SETTINGS) as Array<[keyof Config, Setting<keyof Config>]>) {
+    const fromFlag = s.flag ? flags[s.flag] : undefined
+    const fromEnv = s.env ? env[s.env] : undefined
+    const name = fromFlag !== undefined ? s.flag! : fromEnv !== undefined ? s.env! : (s.flag ?? s.env ?? key)
+    out[key] = s.parse(fromFlag ?? fromEnv ?? s.default, name)
+  }
+  const config = out as unknown as Config
+  if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new ConfigError('--tls-cert y --tls-key van juntos')
+  return Object.freeze(config)
+}
+
+/** Data dir only, for the admin commands (DESIGN §3: every command takes --data-dir or TIMBRE_DATA_DIR). */
+export function dataDirFrom(flags: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return flags['--data-dir'] ?? env.TIMBRE_DATA_DIR ?? SETTINGS.dataDir.default
+}
+
+/** Environment values the admin commands need besides the data dir. */
+export function masterKeyFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): string | null {
+  return optional(env.TIMBRE_MASTER_KEY ?? '')
+}
+
+export function jwtPublicKeyPathsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  return list(env.TIMBRE_JWT_PUBLIC_KEYS ?? '')
+}
+
+export function settingsHelp(): string {
+  return (Object.values(SETTINGS) as Array<Setting<keyof Config>>)
+    .map((s) => `  ${(s.flag ?? '').padEnd(22)} ${(s.env ?? '').padEnd(26)} ${s.help} (por defecto: ${s.default || '—'})`)
+    .join('\n')
+}

@@ -1,0 +1,110 @@
+// One way to open the store, for `serve` and every admin command (STYLE §6): checks the data dir, sets the pragmas,
+// backs up before migrating, migrates, refuses a database written by a newer Timbre (DESIGN §1).
+import { Database } from 'bun:sqlite'
+import { accessSync, constants, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import type { Logger } from '../log'
+import { silentLogger } from '../log'
+import { MIGRATIONS } from './migrations.gen'
+import { applyMigrations, schemaStatus, type EmbeddedMigration, type SchemaStatus } from './migrate'
+import * as schema from './schema'
+
+export type Db = BunSQLiteDatabase<typeof schema>
+
+export interface Store {
+  readonly db: Db
+  readonly sqlite: Database
+  readonly path: string
+  readonly dataDir: string
+  readonly schema: SchemaStatus
+  close(): void
+}
+
+export class StoreError extends Error {}
+
+export const DB_FILE = 'timbre.db'
+/** A busy database answers 503 after this long (DESIGN §12). */
+export const BUSY_TIMEOUT_MS = 5000
+
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    accessSync(dataDir, constants.W_OK | constants.R_OK)
+  } catch (err) {
+    throw new StoreError(`el directorio de datos ${dataDir} no existe o no se puede escribir: ${(err as Error).message}`)
+  }
+}
+
+function setPragmas(sqlite: Database): void {
+  // busy_timeout first: switching to WAL needs the lock another process may hold (STACK-NOTES).
+  sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  sqlite.run('PRAGMA journal_mode = WAL')
+  // FULL: a 201 promises the signed document is durable, also across a power loss (README "Durabilidad").
+  sqlite.run('PRAGMA synchronous = FULL')
+  sqlite.run('PRAGMA foreign_keys = ON')
+}
+
+/** Consistent online snapshot of the live database (used before migrations and by `timbre backup`). */
+export function snapshotDatabase(sqlite: Database, target: string): void {
+  sqlite.run('VACUUM INTO ?', [target])
+}
+
+function backupBeforeMigrating(sqlite: Database, dataDir: string, status: SchemaStatus, log: Logger): string {
+  const dir = join(dataDir, 'backups')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  const target = join(dir, `timbre-${stamp}-before-${status.binaryVersion}.db`)
+  snapshotDatabase(sqlite, target)
+  log.info('db.backup.before_migration', { path: target, from: status.databaseVersion, to: status.binaryVersion })
+  return target
+}
+
+function migrate(sqlite: Database, db: Db, dataDir: string, migrations: readonly EmbeddedMigration[], log: Logger): SchemaStatus {
+  const before = schemaStatus(sqlite, migrations)
+  if (before.isNewer)
+    throw new StoreError(
+      `la base de datos fue migrada por una versión más nueva de Timbre (esquema ${before.databaseVersion}; este binario conoce hasta ${before.binaryVersion}); actualice el binario`,
+    )
+  if (before.pending === 0) return before
+  if (before.applied > 0) backupBeforeMigrating(sqlite, dataDir, before, log)
+  try {
+    applyMigrations(db as unknown as BunSQLiteDatabase<Record<string, unknown>>, migrations)
+  } catch (err) {
+    // Another process (serve beside a CLI command) may have migrated between our check and our BEGIN.
+    if (schemaStatus(sqlite, migrations).pending > 0) throw err
+  }
+  const after = schemaStatus(sqlite, migrations)
+  log.info('db.migrated', { from: before.databaseVersion, to: after.databaseVersion, applied: before.pending })
+  return after
+}
+
+export function openDatabase(dataDir: string, opts: { log?: Logger; migrations?: readonly EmbeddedMigration[] } = {}): Store {
+  const log = opts.log ?? silentLogger
+  ensureDataDir(dataDir)
+  const path = join(dataDir, DB_FILE)
+  const sqlite = new Database(path, { create: true, strict: true })
+  try {
+    setPragmas(sqlite)
+    const db = drizzle(sqlite, { schema })
+    const status = migrate(sqlite, db, dataDir, opts.migrations ?? MIGRATIONS, log)
+    return {
+      db,
+      sqlite,
+      path,
+      dataDir,
+      schema: status,
+      close: () => {
+        // Fold the WAL back into the main file so a copied data dir is complete (DESIGN §12 shutdown).
+        try {
+          sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
+        } finally {
+          sqlite.close()
+        }
+      },
+    }
+  } catch (err) {
+    sqlite.close()
+    throw err
+  }
+}

@@ -1,0 +1,213 @@
+// What differs between the 12 document types, as data (STYLE §6): callers read a rule, they never switch on tipo_dte.
+// Sources: PROTOCOL §1.1 (names, containers, schemas), §2.2 (which elements each type takes), §2.4–2.7, §7.2;
+// DESIGN §8 (folio expiry), §12 (amounts, PDF cedible copy).
+import type { TipoDte } from './emision'
+
+export type Container = 'Documento' | 'Liquidacion' | 'Exportaciones'
+export type Envelope = 'EnvioDTE' | 'EnvioBOLETA'
+
+export interface ReglasTipo {
+  /** Printed name (PROTOCOL §1.1, SII-FMT "P" column). */
+  readonly nombre: string
+  /** The element under `<DTE>`: DTE_v10.xsd takes 43 only as Liquidacion and 110–112 only as Exportaciones. */
+  readonly container: Container
+  /** Boletas go in EnvioBOLETA to the boleta REST service, never in an EnvioDTE (PROTOCOL §1.1, §7.1). */
+  readonly envelope: Envelope
+  /** Notes must reference the document they modify (spec 2.3, PROTOCOL §2.2). */
+  readonly requiresReferencias: boolean
+  /** Affected amounts bear IVA (TasaIVA 19); false for exempt and export documents. */
+  readonly carriesIva: boolean
+  /** Every line is exempt by nature (34, 41, exports): `ind_exe` 1 and `ind_exe_dr` 1 are inferred (spec 2.10). */
+  readonly isExemptOnly: boolean
+  /** 110–112: amounts in `export_data.tpo_moneda`, Customs data, `export_data` required (spec 2.11). */
+  readonly isExport: boolean
+  /** 39: prices and line totals include IVA; neto and IVA are derived (PROTOCOL §7.2, DESIGN §12). */
+  readonly hasGrossPrices: boolean
+  /** `montos_brutos` may be set: 33, 56, 61 (DESIGN §12). */
+  readonly allowsMontosBrutos: boolean
+  /** Comisiones zone: mandatory on 43, optional on 46 and on notes (PROTOCOL §2.2). */
+  readonly comisiones: 'required' | 'allowed' | 'forbidden'
+  /** ImptoReten exists in the type's Totales (Documento and Liquidacion, not boletas nor exports). */
+  readonly allowsImpuestos: boolean
+  /** DscRcgGlobal exists in the type's schema (not in Liquidacion, PROTOCOL §2.1). */
+  readonly allowsDescuentosGlobales: boolean
+  /** Per-line discounts and surcharges exist in the type's Detalle (not in Liquidacion). */
+  readonly allowsLineDiscounts: boolean
+  /** `tipo_doc_liq` is required on every line (43) instead of forbidden. */
+  readonly requiresTipoDocLiq: boolean
+  /** `ind_traslado` is mandatory (52) instead of forbidden (PROTOCOL §2.2, §2.7). */
+  readonly requiresIndTraslado: boolean
+  /** `tipo_despacho` may be informed (PROTOCOL §2.2 table: 33, 34, 46, 52, 110). */
+  readonly allowsTipoDespacho: boolean
+  /** IndServicio values the type's schema accepts; empty when the element is not used (52). */
+  readonly indServicio: readonly number[]
+  /** Boletas must carry IndServicio; 3 when the request omits it (DESIGN §12, PROTOCOL §7.2). */
+  readonly defaultIndServicio: number | null
+  /** Folios of the type expire 180 days after the CAF's FA (PROTOCOL §3.3, DESIGN §8). */
+  readonly foliosExpire: boolean
+  /** A cedible copy may be printed (DESIGN §12: not for 39, 41, 56, 61, 110–112). */
+  readonly isCedible: boolean
+}
+
+const FACTURA: ReglasTipo = {
+  nombre: 'FACTURA ELECTRÓNICA',
+  container: 'Documento',
+  envelope: 'EnvioDTE',
+  requiresReferencias: false,
+  carriesIva: true,
+  isExemptOnly: false,
+  isExport: false,
+  hasGrossPrices: false,
+  allowsMontosBrutos: false,
+  comisiones: 'forbidden',
+  allowsImpuestos: true,
+  allowsDescuentosGlobales: true,
+  allowsLineDiscounts: true,
+  requiresTipoDocLiq: false,
+  requiresIndTraslado: false,
+  allowsTipoDespacho: true,
+  indServicio: [1, 2, 3],
+  defaultIndServicio: null,
+  foliosExpire: true,
+  isCedible: true,
+}
+
+const NOTA: ReglasTipo = {
+  ...FACTURA,
+  requiresReferencias: true,
+  allowsMontosBrutos: true,
+  comisiones: 'allowed',
+  allowsTipoDespacho: false,
+  isCedible: false,
+}
+
+const BOLETA: ReglasTipo = {
+  ...FACTURA,
+  nombre: 'BOLETA ELECTRÓNICA',
+  envelope: 'EnvioBOLETA',
+  hasGrossPrices: true,
+  allowsImpuestos: false,
+  allowsTipoDespacho: false,
+  // EnvioBOLETA_v11.xsd IndServicio: 1 servicios periódicos, 2 periódicos domiciliarios, 3 ventas y servicios,
+  // 4 espectáculos por cuenta de terceros (PROTOCOL §7.2).
+  indServicio: [1, 2, 3, 4],
+  defaultIndServicio: 3,
+  foliosExpire: false,
+  isCedible: false,
+}
+
+const EXPORTACION: ReglasTipo = {
+  ...FACTURA,
+  nombre: 'FACTURA DE EXPORTACIÓN ELECTRÓNICA',
+  container: 'Exportaciones',
+  carriesIva: false,
+  isExemptOnly: true,
+  isExport: true,
+  allowsImpuestos: false,
+  // Exportaciones IndServicio: 3 servicio calificado, 4 hotelería, 5 transporte terrestre internacional,
+  // 6 servicios prestados y utilizados en el extranjero (PROTOCOL §2.2).
+  indServicio: [3, 4, 5, 6],
+  foliosExpire: false,
+  isCedible: false,
+}
+
+export const TIPOS: Readonly<Record<TipoDte, ReglasTipo>> = {
+  33: FACTURA,
+  34: { ...FACTURA, nombre: 'FACTURA NO AFECTA O EXENTA ELECTRÓNICA', carriesIva: false, isExemptOnly: true, allowsImpuestos: false, foliosExpire: false },
+  39: BOLETA,
+  41: { ...BOLETA, nombre: 'BOLETA NO AFECTA O EXENTA ELECTRÓNICA', carriesIva: false, isExemptOnly: true, hasGrossPrices: false },
+  43: {
+    ...FACTURA,
+    nombre: 'LIQUIDACIÓN FACTURA ELECTRÓNICA',
+    container: 'Liquidacion',
+    comisiones: 'required',
+    allowsDescuentosGlobales: false,
+    allowsLineDiscounts: false,
+    requiresTipoDocLiq: true,
+    allowsTipoDespacho: false,
+  },
+  46: { ...FACTURA, nombre: 'FACTURA DE COMPRA ELECTRÓNICA', comisiones: 'allowed' },
+  52: {
+    ...FACTURA,
+    nombre: 'GUÍA DE DESPACHO ELECTRÓNICA',
+    requiresIndTraslado: true,
+    indServicio: [],
+    foliosExpire: false,
+  },
+  56: { ...NOTA, nombre: 'NOTA DE DÉBITO ELECTRÓNICA' },
+  61: { ...NOTA, nombre: 'NOTA DE CRÉDITO ELECTRÓNICA' },
+  110: EXPORTACION,
+  111: { ...EXPORTACION, nombre: 'NOTA DE DÉBITO DE EXPORTACIÓN ELECTRÓNICA', requiresReferencias: true, allowsTipoDespacho: false },
+  112: { ...EXPORTACION, nombre: 'NOTA DE CRÉDITO DE EXPORTACIÓN ELECTRÓNICA', requiresReferencias: true, allowsTipoDespacho: false },
+}
+
+/** Whether a line of this document is exempt: marked `ind_exe` 1, or the type is exempt by nature. */
+export function isLineaExenta(tipo: TipoDte, linea: { readonly ind_exe?: number }): boolean {
+  return TIPOS[tipo].isExemptOnly || linea.ind_exe === 1
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Additional taxes and retentions (PROTOCOL §2.5). Rates change by law: they are data, and an integrator can always
+// send the amount (`monto_imp`) or the rate (`tasa_imp`) explicitly.
+
+export interface ReglaImpuesto {
+  /** A: added to MntTotal (additional/specific taxes, anticipated VAT). R: VAT retained, subtracted. */
+  readonly clase: 'A' | 'R'
+  /** Default rate in percent; null when the amount must be informed (specific taxes, margins, cambio de sujeto). */
+  readonly tasa: number | null
+  readonly glosa: string
+}
+
+export const IMPUESTOS: Readonly<Record<number, ReglaImpuesto>> = {
+  14: { clase: 'A', tasa: null, glosa: 'IVA de margen de comercialización' },
+  15: { clase: 'R', tasa: 19, glosa: 'IVA retenido total' },
+  17: { clase: 'A', tasa: 5, glosa: 'IVA anticipado faenamiento carne' },
+  18: { clase: 'A', tasa: 5, glosa: 'IVA anticipado carne' },
+  19: { clase: 'A', tasa: 12, glosa: 'IVA anticipado harina' },
+  23: { clase: 'A', tasa: 15, glosa: 'Art. 37 letras a, b, c' },
+  24: { clase: 'A', tasa: 31.5, glosa: 'Licores, piscos, whisky' },
+  25: { clase: 'A', tasa: 20.5, glosa: 'Vinos' },
+  26: { clase: 'A', tasa: 20.5, glosa: 'Cervezas y bebidas alcohólicas' },
+  27: { clase: 'A', tasa: 10, glosa: 'Bebidas analcohólicas y minerales' },
+  28: { clase: 'A', tasa: null, glosa: 'Impuesto específico diésel' },
+  30: { clase: 'R', tasa: 10, glosa: 'IVA retenido legumbres' },
+  31: { clase: 'R', tasa: 19, glosa: 'IVA retenido silvestres' },
+  32: { clase: 'R', tasa: 8, glosa: 'IVA retenido ganado' },
+  33: { clase: 'R', tasa: 8, glosa: 'IVA retenido madera' },
+  34: { clase: 'R', tasa: 4, glosa: 'IVA retenido trigo' },
+  35: { clase: 'A', tasa: null, glosa: 'Impuesto específico gasolina' },
+  36: { clase: 'R', tasa: 10, glosa: 'IVA retenido arroz' },
+  37: { clase: 'R', tasa: 10, glosa: 'IVA retenido hidrobiológicas' },
+  38: { clase: 'R', tasa: 19, glosa: 'IVA retenido chatarra' },
+  39: { clase: 'R', tasa: 19, glosa: 'IVA retenido PPA' },
+  41: { clase: 'R', tasa: 19, glosa: 'IVA retenido construcción' },
+  44: { clase: 'A', tasa: 15, glosa: 'Art. 37 letras e, h, i, l' },
+  45: { clase: 'A', tasa: 50, glosa: 'Art. 37 letra j' },
+  46: { clase: 'R', tasa: 19, glosa: 'IVA retenido oro' },
+  47: { clase: 'R', tasa: 19, glosa: 'IVA retenido cartones' },
+  48: { clase: 'R', tasa: 14, glosa: 'IVA retenido frambuesas y pasas' },
+  49: { clase: 'R', tasa: 0, glosa: 'Factura de compra sin retención (Bolsa de Productos)' },
+  50: { clase: 'A', tasa: null, glosa: 'IVA de margen de instrumentos de prepago' },
+  51: { clase: 'A', tasa: null, glosa: 'Impuesto gas natural comprimido' },
+  52: { clase: 'A', tasa: null, glosa: 'Impuesto gas licuado de petróleo' },
+  53: { clase: 'R', tasa: 0.5, glosa: 'Retención suplementeros' },
+  271: { clase: 'A', tasa: 18, glosa: 'Bebidas azucaradas' },
+  301: { clase: 'R', tasa: null, glosa: 'IVA retenido legumbres (cambio de sujeto)' },
+  321: { clase: 'R', tasa: null, glosa: 'IVA retenido ganado (cambio de sujeto)' },
+  331: { clase: 'R', tasa: null, glosa: 'IVA retenido madera (cambio de sujeto)' },
+  341: { clase: 'R', tasa: null, glosa: 'IVA retenido trigo (cambio de sujeto)' },
+  361: { clase: 'R', tasa: null, glosa: 'IVA retenido arroz (cambio de sujeto)' },
+  371: { clase: 'R', tasa: null, glosa: 'IVA retenido hidrobiológicas (cambio de sujeto)' },
+  481: { clase: 'R', tasa: null, glosa: 'IVA retenido frambuesas y pasas (cambio de sujeto)' },
+}
+
+/** The supported code's rule, or undefined (16, 40, 54, 55 of the XSD enumeration have no documented class). */
+export function reglaImpuesto(codigo: number): ReglaImpuesto | undefined {
+  return Object.hasOwn(IMPUESTOS, codigo) ? IMPUESTOS[codigo] : undefined
+}
+
+/** Retentions belong to purchase invoices (46) and the notes that modify one (PROTOCOL §2.4 "Factura de compra"). */
+export function allowsRetenciones(tipo: TipoDte, referencedTipos: readonly (number | string)[]): boolean {
+  if (tipo === 46) return true
+  return (tipo === 56 || tipo === 61) && referencedTipos.includes(46)
+}

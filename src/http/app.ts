@@ -1,0 +1,64 @@
+// The Elysia application: routing, validation, handlers and the single error mapping. Authentication, request ids,
+// body limits and logs sit one layer out, in server.ts, so they hold for every answer, routed or not.
+import { Elysia } from 'elysia'
+import { TimbreError, type FieldError } from '../errors'
+import type { Deps } from '../services/deps'
+import { envelopeOf } from './errors'
+import { requestInfo } from './request-context'
+import { docsRoutes } from './routes/docs'
+import { empresaRoutes } from './routes/empresa'
+import { opsRoutes, type Readiness } from './routes/ops'
+import { fieldErrorsFromTypeBox } from './validation'
+
+export const API_PREFIX = '/api/v1/billing'
+
+type ElysiaValidationError = { all: Parameters<typeof fieldErrorsFromTypeBox>[0]; type?: string }
+
+function validationDetails(error: unknown): FieldError[] {
+  const v = error as ElysiaValidationError
+  const details = fieldErrorsFromTypeBox(v.all ?? [])
+  return details.length > 0 ? details : [{ field: v.type ?? 'body', code: 'INVALID_TYPE', message: 'Valor inválido.' }]
+}
+
+/** Route table → methods allowed on a concrete path, for 405 and its Allow header (DESIGN §12). */
+function methodsFor(app: { routes: ReadonlyArray<{ method: string; path: string }> }, path: string): string[] {
+  const methods = new Set<string>()
+  for (const route of app.routes) {
+    const pattern = new RegExp(`^${route.path.replace(/:[^/]+/g, '[^/]+').replace(/\/$/, '')}/?$`)
+    if (route.method !== 'ALL' && pattern.test(path)) methods.add(route.method)
+  }
+  if (methods.has('GET')) methods.add('HEAD')
+  return [...methods].sort()
+}
+
+export function createHttpApp(deps: Deps, readiness: Readiness) {
+  const app = new Elysia({ normalize: false })
+    .onError({ as: 'global' }, ({ code, error, request, set }) => {
+      const info = requestInfo(request)
+      let err: TimbreError
+      if (error instanceof TimbreError) err = error
+      else if (code === 'VALIDATION') err = new TimbreError('VALIDATION_ERROR', { details: validationDetails(error) })
+      else if (code === 'PARSE')
+        err = new TimbreError('VALIDATION_ERROR', { details: [{ field: 'body', code: 'INVALID_FORMAT', message: 'El cuerpo no es JSON válido.' }] })
+      else if (code === 'NOT_FOUND') {
+        const allow = methodsFor(app, new URL(request.url).pathname)
+        if (allow.length > 0) set.headers['allow'] = allow.join(', ')
+        err = new TimbreError(allow.length > 0 ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND')
+      } else {
+        deps.log.error('http.unhandled', { request_id: info.id, route: info.route, error: String(error), stack: (error as Error)?.stack })
+        err = new TimbreError('INTERNAL_ERROR')
+      }
+      const { status, body } = envelopeOf(err, info.id)
+      set.status = status
+      return body
+    })
+    .onTransform({ as: 'global' }, ({ request, route }) => {
+      requestInfo(request).route = route
+    })
+    .use(docsRoutes())
+    .use(opsRoutes(deps, readiness))
+    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)))
+  return app
+}
+
+export type HttpApp = ReturnType<typeof createHttpApp>

@@ -1,0 +1,75 @@
+// Who is calling (DESIGN §4): bearer token first, else API key; then the write check and the rate limit.
+// Runs before routing, so an unauthenticated caller learns nothing, not even whether a route exists.
+import { TimbreError } from '../errors'
+import { authenticateApiKey } from '../services/api-keys'
+import type { Deps } from '../services/deps'
+import { findEmpresaById } from '../db/empresa-store'
+import { verifyToken } from '../services/tokens'
+import { FailureWindow, RateLimiter } from './rate-limit'
+
+export interface Credential {
+  readonly empresaId: string
+  readonly canWrite: boolean
+  /** What the rate limit counts: one API key, or one (empresa, subject) of bearer tokens. */
+  readonly credentialId: string
+  readonly kind: 'api_key' | 'bearer'
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const FAILED_AUTH_PER_MINUTE = 20
+
+export type GateVerdict =
+  | { readonly ok: true; readonly credential: Credential; readonly headers: Record<string, string> }
+  | { readonly ok: false; readonly error: TimbreError; readonly headers: Record<string, string> }
+
+export interface AuthGate {
+  admit(request: Request, clientIp: string): Promise<GateVerdict>
+}
+
+export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 'config'>): AuthGate {
+  const limiter = new RateLimiter(deps.config.rateLimit)
+  const failures = new FailureWindow(FAILED_AUTH_PER_MINUTE, 60_000)
+
+  async function identify(request: Request): Promise<Credential> {
+    const now = deps.clock.now()
+    const authorization = request.headers.get('authorization')
+    if (authorization !== null) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+      if (!m) throw new TimbreError('UNAUTHORIZED')
+      const claims = await verifyToken(deps.keyring, m[1]!, now)
+      if (!findEmpresaById(deps.store.db, claims.empresaId)) throw new TimbreError('UNAUTHORIZED')
+      return { empresaId: claims.empresaId, canWrite: true, credentialId: `bearer:${claims.empresaId}:${claims.sub ?? ''}`, kind: 'bearer' }
+    }
+    const apiKey = request.headers.get('x-api-key')
+    if (apiKey === null || apiKey === '') throw new TimbreError('UNAUTHORIZED')
+    const key = authenticateApiKey(deps.store, apiKey.trim(), now)
+    return { empresaId: key.empresaId, canWrite: key.canWrite, credentialId: `api_key:${key.id}`, kind: 'api_key' }
+  }
+
+  return {
+    async admit(request, clientIp): Promise<GateVerdict> {
+      const nowMs = deps.clock.now().getTime()
+      const blocked = failures.blockedFor(clientIp, nowMs)
+      if (blocked > 0) return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { 'Retry-After': String(blocked) } }
+      let credential: Credential
+      try {
+        credential = await identify(request)
+      } catch (err) {
+        if (!(err instanceof TimbreError)) throw err
+        if (err.code === 'UNAUTHORIZED') failures.record(clientIp, nowMs)
+        return { ok: false, error: err, headers: {} as Record<string, string> }
+      }
+      if (WRITE_METHODS.has(request.method) && !credential.canWrite)
+        return { ok: false, error: new TimbreError('API_KEY_READ_ONLY'), headers: {} as Record<string, string> }
+      if (!limiter.isEnabled) return { ok: true, credential, headers: {} as Record<string, string> }
+      const verdict = limiter.take(credential.credentialId, nowMs)
+      const headers: Record<string, string> = {
+        'X-RateLimit-Limit': String(verdict.limit),
+        'X-RateLimit-Remaining': String(verdict.remaining),
+        'X-RateLimit-Reset': String(verdict.resetSeconds),
+      }
+      if (verdict.allowed) return { ok: true, credential, headers }
+      return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { ...headers, 'Retry-After': String(verdict.retryAfterSeconds) } }
+    },
+  }
+}

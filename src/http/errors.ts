@@ -1,0 +1,63 @@
+// The only file that knows HTTP statuses: typed errors → the envelope of spec 2.18 (DESIGN §5, STYLE §4).
+import { CATALOG, TimbreError, type ErrorCode, type FieldError, type Severity } from '../errors'
+
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
+  VALIDATION_ERROR: 400,
+  INVALID_CAF: 400,
+  INVALID_CERTIFICATE: 400,
+  UNAUTHORIZED: 401,
+  API_KEY_READ_ONLY: 403,
+  NOT_FOUND: 404,
+  CERTIFICATE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CAF_RANGE_EXISTS: 409,
+  CLIENTE_RUT_EXISTS: 409,
+  PRODUCTO_CODIGO_EXISTS: 409,
+  IDEMPOTENCY_IN_PROGRESS: 409,
+  DTE_NOT_SENDABLE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_BODY_MISMATCH: 422,
+  NO_FOLIOS_AVAILABLE: 422,
+  CERTIFICATE_REQUIRED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+}
+
+export interface ErrorEnvelope {
+  readonly code: ErrorCode
+  readonly message: string
+  readonly error: string
+  readonly details: readonly FieldError[]
+  readonly action?: string
+  readonly severity: Severity
+  readonly context: Readonly<Record<string, unknown>>
+}
+
+export function envelopeOf(err: TimbreError, requestId: string): { status: number; body: ErrorEnvelope } {
+  const { action, severity } = CATALOG[err.code]
+  const message = err.message
+  return {
+    status: STATUS[err.code],
+    body: {
+      code: err.code,
+      message,
+      error: message,
+      details: err.extra.details ?? [],
+      ...(action ? { action } : {}),
+      severity,
+      context: { ...err.extra.context, request_id: requestId },
+    },
+  }
+}
+
+/** Anything that is not a TimbreError is a bug: the caller logs it with its stack, the client sees only the request id. */
+export function toErrorResponse(err: unknown, requestId: string): { status: number; body: ErrorEnvelope } {
+  return envelopeOf(err instanceof TimbreError ? err : new TimbreError('INTERNAL_ERROR'), requestId)
+}
+
+export function errorResponse(err: TimbreError, requestId: string, headers: Record<string, string> = {}): Response {
+  const { status, body } = envelopeOf(err, requestId)
+  return Response.json(body, { status, headers })
+}

@@ -1,0 +1,42 @@
+import type { Credential } from './auth'
+import { TimbreError } from '../errors'
+
+// Per-request facts the outer server needs for the log line and headers, whatever stage of Elysia failed.
+export interface RequestInfo {
+  readonly id: string
+  readonly startedAt: number
+  readonly clientIp: string
+  route?: string
+  credential?: Credential
+  /** Headers the server wrapper adds to the answer, whatever it is (rate limit). */
+  extraHeaders?: Record<string, string>
+}
+
+const infos = new WeakMap<Request, RequestInfo>()
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/** The client's X-Request-Id when it is safe to echo, else a new UUIDv7 (DESIGN §12). */
+export function requestIdFor(request: Request): string {
+  const given = request.headers.get('x-request-id')
+  return given !== null && CLIENT_REQUEST_ID.test(given) ? given : Bun.randomUUIDv7()
+}
+
+export function attachRequestInfo(request: Request, clientIp: string): RequestInfo {
+  const info: RequestInfo = { id: requestIdFor(request), startedAt: performance.now(), clientIp }
+  infos.set(request, info)
+  return info
+}
+
+export function requestInfo(request: Request): RequestInfo {
+  const info = infos.get(request)
+  if (!info) throw new Error('request reached the app without going through the server wrapper')
+  return info
+}
+
+/** The credential the gate admitted: routes under /api/v1/billing are only reached with one. */
+export function credentialOf(request: Request): Credential {
+  const credential = requestInfo(request).credential
+  if (!credential) throw new TimbreError('UNAUTHORIZED')
+  return credential
+}

@@ -1,0 +1,67 @@
+// GET /docs (API reference UI, served by the binary: no internet needed) and GET /docs/json (OpenAPI 3).
+import { Elysia } from 'elysia'
+import { swagger } from '@elysiajs/swagger'
+import uiBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
+import uiCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
+import { API_VERSION } from '../../version'
+
+const PAGE = `<!doctype html>
+<html lang="es">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Timbre API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true })</script>
+</body>
+</html>
+`
+
+const DESCRIPTION = [
+  'API REST de facturación electrónica chilena (DTE) autoalojada.',
+  'Autenticación: `X-Api-Key` (lectura, o escritura si se creó con --write) o `Authorization: Bearer` (JWT RS256).',
+  'Errores: sobre de error (ErrorResponse) con `code`, `message`, `details` en notación de puntos y `context.request_id`.',
+  'Las operaciones marcadas `x-timbre-extension` no están en la especificación 0.2.0 y son aditivas.',
+].join('\n\n')
+
+const asset = (path: string, type: string) => () =>
+  new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
+
+export const docsRoutes = () =>
+  new Elysia({ normalize: false })
+    .use(
+      swagger({
+        path: '/docs',
+        specPath: '/docs/json',
+        provider: 'swagger-ui',
+        exclude: [/^\/docs/],
+        documentation: {
+          info: { title: 'Timbre: facturación electrónica (DTE)', version: API_VERSION, description: DESCRIPTION },
+          servers: [{ url: '/' }],
+          tags: [
+            { name: 'DTE' },
+            { name: 'CAF' },
+            { name: 'Empresa' },
+            { name: 'Webhooks' },
+            { name: 'Clientes' },
+            { name: 'Productos' },
+            { name: 'Operación' },
+          ],
+          components: {
+            securitySchemes: {
+              ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+              BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+            },
+          },
+          security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
+        },
+      }),
+    )
+    // Registered after the plugin: replaces its page, which loads the UI from a CDN.
+    .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui-bundle.js', asset(uiBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui.css', asset(uiCss, 'text/css; charset=utf-8'), { detail: { hide: true } })

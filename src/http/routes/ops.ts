@@ -1,0 +1,48 @@
+// Operational endpoints (DESIGN §12): unauthenticated, outside /api/v1/billing, no tenant data.
+import { Elysia } from 'elysia'
+import { Type } from '@sinclair/typebox'
+import type { Deps } from '../../services/deps'
+import { VERSION } from '../../version'
+import { schemaStatus } from '../../db/migrate'
+import { MIGRATIONS } from '../../db/migrations.gen'
+
+export interface Readiness {
+  /** Scheduler state: false before start and after shutdown began. */
+  jobsRunning(): boolean
+  isShuttingDown(): boolean
+  sii(): { last_ok_at: string | null; oldest_pending_s: number | null }
+}
+
+type Check = 'ok' | 'fail'
+
+function databaseCheck(deps: Deps): Check {
+  try {
+    deps.store.sqlite.query('SELECT 1').get()
+    return 'ok'
+  } catch {
+    return 'fail'
+  }
+}
+
+export const opsRoutes = (deps: Deps, readiness: Readiness) =>
+  new Elysia({ normalize: false })
+    .get('/health', () => ({ status: 'ok' as const, version: VERSION }), {
+      detail: { tags: ['Operación'], summary: 'El proceso responde', security: [] },
+      response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String() }) },
+    })
+    .get(
+      '/ready',
+      ({ set }) => {
+        const schema = schemaStatus(deps.store.sqlite, MIGRATIONS)
+        const checks = {
+          database: databaseCheck(deps),
+          migrations: schema.pending === 0 && !schema.isNewer ? ('ok' as const) : ('fail' as const),
+          jobs: readiness.jobsRunning() ? ('ok' as const) : ('fail' as const),
+        }
+        const ready = !readiness.isShuttingDown() && Object.values(checks).every((c) => c === 'ok')
+        set.status = ready ? 200 : 503
+        if (!ready) set.headers['retry-after'] = '5'
+        return { status: ready ? 'ready' : 'unavailable', checks, sii: readiness.sii() }
+      },
+      { detail: { tags: ['Operación'], summary: 'Listo para recibir tráfico (base de datos, migraciones, jobs)', security: [] } },
+    )

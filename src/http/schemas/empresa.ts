@@ -1,0 +1,46 @@
+// PUT /empresa and the company record (spec 2.13 + acteco, DESIGN §8), bounded by the SII schema's lengths.
+import { Type } from '@sinclair/typebox'
+import { ACTECO_MAX, EMPRESA_MAX_LENGTH } from '../../domain/empresa'
+
+const text = (field: keyof typeof EMPRESA_MAX_LENGTH, description: string) =>
+  Type.String({ minLength: 1, maxLength: EMPRESA_MAX_LENGTH[field], description: `${description} (máx. ${EMPRESA_MAX_LENGTH[field]}).` })
+
+const Acteco = Type.Array(Type.Integer({ minimum: 1, maximum: 999999 }), {
+  minItems: 1,
+  maxItems: ACTECO_MAX,
+  description: 'Códigos de actividad económica del SII (1 a 4).',
+})
+
+export const ActualizarEmpresaBody = Type.Object(
+  {
+    razon_social: Type.Optional(text('razon_social', 'Razón social')),
+    giro: Type.Optional(text('giro', 'Giro')),
+    direccion: Type.Optional(text('direccion', 'Dirección de origen')),
+    comuna: Type.Optional(text('comuna', 'Comuna')),
+    ciudad: Type.Optional(text('ciudad', 'Ciudad')),
+    acteco: Type.Optional(Acteco),
+  },
+  { additionalProperties: false, description: 'Solo cambian los campos enviados. RUT, ambiente y resolución se cambian con la CLI.' },
+)
+
+export const EmpresaSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    rut: Type.String({ examples: ['76543210-3'] }),
+    razon_social: Type.String(),
+    giro: Type.String(),
+    acteco: Type.Array(Type.Integer()),
+    direccion: Type.String(),
+    comuna: Type.String(),
+    ciudad: Type.String(),
+    ambiente: Type.Union([Type.Literal('certificacion'), Type.Literal('produccion')]),
+    fecha_resolucion: Type.String({ format: 'date' }),
+    numero_resolucion: Type.Integer(),
+    inbound_email: Type.Union([Type.String(), Type.Null()]),
+    inbound_status: Type.Union([Type.String(), Type.Null()]),
+    is_demo: Type.Boolean(),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Empresa' },
+)

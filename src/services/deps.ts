@@ -1,0 +1,14 @@
+// What every use case may need, built once by app.ts (the composition root) and handed to the three doors.
+import type { Clock } from '../clock'
+import type { Config } from '../config'
+import type { Store } from '../db/open'
+import type { Logger } from '../log'
+import type { JwtKeyring } from './tokens'
+
+export interface Deps {
+  readonly store: Store
+  readonly clock: Clock
+  readonly log: Logger
+  readonly config: Config
+  readonly keyring: JwtKeyring
+}

@@ -1,0 +1,83 @@
+// RS256 bearer tokens (DESIGN §4, §12): issued with the instance key, verified with it or the configured public keys.
+import { calculateJwkThumbprint, decodeProtectedHeader, errors as joseErrors, exportJWK, jwtVerify, SignJWT } from 'jose'
+import type { KeyObject } from 'node:crypto'
+import { TimbreError } from '../errors'
+
+export interface JwtKeyring {
+  readonly signing: { readonly kid: string; readonly privateKey: KeyObject }
+  /** kid → public key: the instance key and every TIMBRE_JWT_PUBLIC_KEYS key. */
+  readonly verifying: ReadonlyMap<string, KeyObject>
+}
+
+export const CLOCK_SKEW_SECONDS = 60
+export const DEFAULT_TOKEN_TTL_SECONDS = 3600
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** kid = RFC 7638 thumbprint of the public key: stable, and issuers can compute it too. */
+export async function keyId(publicKey: KeyObject): Promise<string> {
+  return calculateJwkThumbprint(await exportJWK(publicKey))
+}
+
+export async function buildKeyring(instancePrivate: KeyObject, instancePublic: KeyObject, external: readonly KeyObject[]): Promise<JwtKeyring> {
+  const kid = await keyId(instancePublic)
+  const verifying = new Map<string, KeyObject>([[kid, instancePublic]])
+  for (const key of external) verifying.set(await keyId(key), key)
+  return { signing: { kid, privateKey: instancePrivate }, verifying }
+}
+
+export async function issueToken(
+  keyring: JwtKeyring,
+  input: { empresaId: string; sub?: string; ttlSeconds: number; now: Date },
+): Promise<{ token: string; expires_at: string }> {
+  const iat = Math.floor(input.now.getTime() / 1000)
+  const exp = iat + input.ttlSeconds
+  const jwt = new SignJWT({ empresa_id: input.empresaId })
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: keyring.signing.kid })
+    .setIssuedAt(iat)
+    .setNotBefore(iat)
+    .setExpirationTime(exp)
+  if (input.sub) jwt.setSubject(input.sub)
+  return { token: await jwt.sign(keyring.signing.privateKey), expires_at: new Date(exp * 1000).toISOString() }
+}
+
+export interface TokenClaims {
+  readonly empresaId: string
+  readonly sub: string | null
+}
+
+function candidateKeys(keyring: JwtKeyring, token: string): KeyObject[] {
+  let header: ReturnType<typeof decodeProtectedHeader>
+  try {
+    header = decodeProtectedHeader(token)
+  } catch {
+    throw new TimbreError('UNAUTHORIZED')
+  }
+  // RS256 only: `none`, HS256 with the public key as secret, and the rest are refused before any key is tried.
+  if (header.alg !== 'RS256') throw new TimbreError('UNAUTHORIZED')
+  if (header.kid !== undefined) {
+    const key = keyring.verifying.get(header.kid)
+    if (!key) throw new TimbreError('UNAUTHORIZED')
+    return [key]
+  }
+  return [...keyring.verifying.values()]
+}
+
+export async function verifyToken(keyring: JwtKeyring, token: string, now: Date): Promise<TokenClaims> {
+  for (const key of candidateKeys(keyring, token)) {
+    try {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: ['RS256'],
+        clockTolerance: CLOCK_SKEW_SECONDS,
+        currentDate: now,
+        requiredClaims: ['exp', 'empresa_id'],
+      })
+      if (typeof payload.empresa_id !== 'string' || !UUID.test(payload.empresa_id)) throw new TimbreError('UNAUTHORIZED')
+      if (payload.iat !== undefined && payload.iat > now.getTime() / 1000 + CLOCK_SKEW_SECONDS) throw new TimbreError('UNAUTHORIZED')
+      return { empresaId: payload.empresa_id.toLowerCase(), sub: typeof payload.sub === 'string' ? payload.sub : null }
+    } catch (err) {
+      if (err instanceof joseErrors.JWSSignatureVerificationFailed) continue
+      throw new TimbreError('UNAUTHORIZED')
+    }
+  }
+  throw new TimbreError('UNAUTHORIZED')
+}

@@ -1,0 +1,17 @@
+// Text and file imports embedded by `bun build --compile` (migrations, XSDs, docs UI assets).
+declare module '*.sql' {
+  const text: string
+  export default text
+}
+declare module '*.xsd' {
+  const text: string
+  export default text
+}
+declare module 'swagger-ui-dist/swagger-ui-bundle.js' {
+  const path: string
+  export default path
+}
+declare module 'swagger-ui-dist/swagger-ui.css' {
+  const path: string
+  export default path
+}
