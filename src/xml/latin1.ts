@@ -67,13 +67,17 @@ function flattenChild(node: ChildNode): string {
 }
 
 /**
- * Parses XML text strictly: xmldom is lenient by default (it logs and carries on), which would let a truncated CAF
- * or a stray `&` through. Throws `SyntaxError` on any warning or error.
+ * Parses XML text strictly: xmldom 0.8 is lenient (it logs and carries on, and takes a bare `&` or a C0 control
+ * character as text), which would let a truncated or hand-edited CAF through. Throws `SyntaxError` on any warning
+ * or error, on an `&` that starts no reference, and on characters XML 1.0 forbids.
  */
 export function parseXml(text: string): Document {
   const fail = (msg: unknown): never => {
     throw new SyntaxError(String(msg).replace(/^\[xmldom \w+\]\s*/, ''))
   }
+  const markup = text.replace(/<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->/g, '')
+  if (/&(?!(?:[A-Za-z_][\w.-]*|#\d+|#x[0-9A-Fa-f]+);)/.test(markup)) fail('"&" that starts no entity reference')
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) fail('character not allowed in XML 1.0')
   const doc = new DOMParser({ errorHandler: { warning: fail, error: fail, fatalError: fail } }).parseFromString(text, 'text/xml')
   if (doc.documentElement === null) throw new SyntaxError('no root element')
   return doc as unknown as Document
