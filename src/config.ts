@@ -152,8 +152,9 @@ export function jwtPublicKeyPathsFromEnv(env: Readonly<Record<string, string | u
   return list(env.TIMBRE_JWT_PUBLIC_KEYS ?? '')
 }
 
-export function settingsHelp(): string {
+export function settingsHelp(envOnly = false): string {
   return (Object.values(SETTINGS) as Array<Setting<keyof Config>>)
-    .map((s) => `  ${(s.flag ?? '').padEnd(22)} ${(s.env ?? '').padEnd(26)} ${s.help} (por defecto: ${s.default || '—'})`)
+    .filter((s) => !envOnly || s.flag === undefined)
+    .map((s) => (envOnly ? `  ${(s.env ?? '').padEnd(26)} ${s.help}` : `  ${(s.flag ?? '').padEnd(22)} ${(s.env ?? '').padEnd(26)} ${s.help}`) + ` (por defecto: ${s.default || '—'})`)
     .join('\n')
 }

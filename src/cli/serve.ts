@@ -1,6 +1,8 @@
 // `timbre serve` (the default): the API, the jobs and, with --demo, the demo company (DESIGN §1, §2, §10).
 import { buildDeps } from '../app'
-import { loadConfig, settingFlags, settingsHelp, type Config, type SiiTarget } from '../config'
+import { loadConfig, SETTINGS, settingFlags, settingsHelp, type Config, type SiiTarget } from '../config'
+import type { Clock } from '../clock'
+import type { Logger } from '../log'
 import { createLogger } from '../log'
 import { ensureDemo } from '../services/demo'
 import type { Deps } from '../services/deps'
@@ -14,7 +16,10 @@ const SHUTDOWN_GRACE_MS = 30_000
 
 function serveFlags(): Record<string, FlagSpec> {
   const flags: Record<string, FlagSpec> = {}
-  for (const [flag, { isSwitch }] of settingFlags()) flags[flag] = { takesValue: !isSwitch, help: '' }
+  for (const [flag, { key, isSwitch }] of settingFlags()) {
+    const s = SETTINGS[key]
+    flags[flag] = { takesValue: !isSwitch, help: `${s.help}${s.env ? ` (${s.env})` : ''}; por defecto ${s.default || '—'}` }
+  }
   return flags
 }
 
@@ -45,9 +50,16 @@ function printDemo(deps: Deps, baseUrl: string): void {
   )
 }
 
-export async function runServer(config: Config): Promise<{ stop(): Promise<void>; url: string; deps: Deps }> {
-  const log = createLogger(config.log)
-  const deps = await buildDeps(config, log)
+export interface RunningServer {
+  readonly url: string
+  readonly deps: Deps
+  stop(): Promise<void>
+}
+
+/** Tests pass their own logger and clock; `serve` uses stdout JSON lines and the system clock. */
+export async function runServer(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): Promise<RunningServer> {
+  const log = overrides.log ?? createLogger(config.log)
+  const deps = await buildDeps(config, log, overrides.clock)
   let shuttingDown = false
   const scheduler = startScheduler(deps, [housekeepingJob])
   const http = startHttpServer(deps, {
@@ -90,7 +102,7 @@ export async function runServer(config: Config): Promise<{ stop(): Promise<void>
 export const serve: Command = {
   name: 'serve',
   summary: 'Inicia la API, los jobs de envío y seguimiento, y el simulador si --sii simulado.',
-  usage: `timbre serve [opciones]\n\nCada opción también es una variable de entorno; la opción gana.\n${settingsHelp()}`,
+  usage: `timbre serve [opciones]\n\nCada opción también es una variable de entorno (la opción gana). Variables sin opción:\n${settingsHelp(true)}`,
   flags: serveFlags(),
   isLongRunning: true,
   async run(args) {

@@ -37,6 +37,17 @@ function checkBody(request: Request, path: string): TimbreError | null {
   return new TimbreError('UNSUPPORTED_MEDIA_TYPE')
 }
 
+const CORS_METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
+const CORS_HEADERS = 'Content-Type, X-Api-Key, Authorization, Idempotency-Key, X-Request-Id'
+const CORS_EXPOSED = 'X-Request-Id, X-Idempotency-Replay, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Location'
+
+/** CORS only for the origins of TIMBRE_CORS_ORIGINS (DESIGN §2); off when empty. */
+function corsHeaders(request: Request, allowed: readonly string[]): Record<string, string> {
+  const origin = request.headers.get('origin')
+  if (origin === null || !allowed.includes(origin)) return {}
+  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': CORS_EXPOSED, Vary: 'Origin' }
+}
+
 function withHeaders(response: Response, info: RequestInfo): Response {
   response.headers.set('X-Request-Id', info.id)
   for (const [k, v] of Object.entries(info.extraHeaders ?? {})) response.headers.set(k, v)
@@ -52,9 +63,13 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
   async function route(request: Request, info: RequestInfo): Promise<Response> {
     const path = new URL(request.url).pathname
     if (stopping) return errorResponse(new TimbreError('SERVICE_UNAVAILABLE'), info.id, { 'Retry-After': '5', Connection: 'close' })
+    const cors = corsHeaders(request, deps.config.corsOrigins)
+    info.extraHeaders = cors
+    if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method') && cors['Access-Control-Allow-Origin'])
+      return new Response(null, { status: 204, headers: { 'Access-Control-Allow-Methods': CORS_METHODS, 'Access-Control-Allow-Headers': CORS_HEADERS, 'Access-Control-Max-Age': '600' } })
     if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
       const verdict = await gate.admit(request, info.clientIp)
-      info.extraHeaders = verdict.headers
+      info.extraHeaders = { ...cors, ...verdict.headers }
       if (!verdict.ok) return errorResponse(verdict.error, info.id)
       info.credential = verdict.credential
     }

@@ -24,7 +24,6 @@ export function startScheduler(deps: Deps, jobs: readonly Job[]): Scheduler {
       new Cron(
         '* * * * * *',
         {
-          name: job.name,
           // Every second, then at least `interval` seconds apart: periods of DESIGN §2 (5s, 30s, 1h) in one form.
           interval: Math.max(1, Math.round(job.everyMs / 1000)),
           protect: true,

@@ -1,0 +1,197 @@
+// DESIGN §4: every way a caller is admitted or refused, against a real server on 127.0.0.1.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { generateKeyPairSync, createHmac } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { SignJWT, exportJWK, calculateJwkThumbprint } from 'jose'
+import { revokeApiKey, createApiKey } from '../../src/services/api-keys'
+import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
+
+const EMPRESA = '/api/v1/billing/empresa'
+let s: TestServer
+let a: Tenant
+let b: Tenant
+// An external token issuer (TIMBRE_JWT_PUBLIC_KEYS): its public key is configured, its private key signs tokens here.
+const external = generateKeyPairSync('rsa', { modulusLength: 2048 })
+const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 })
+
+const b64url = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
+
+beforeAll(async () => {
+  const keyDir = tempDir('timbre-jwks-')
+  const pubPath = join(keyDir, 'issuer.pem')
+  writeFileSync(pubPath, external.publicKey.export({ type: 'spki', format: 'pem' }))
+  s = await startTestServer({ env: { TIMBRE_JWT_PUBLIC_KEYS: pubPath } })
+  a = await s.tenant(testRut(), 'Empresa A SpA')
+  b = await s.tenant(testRut(), 'Empresa B SpA')
+})
+afterAll(() => s.stop())
+
+function expectEnvelope(res: { status: number; json: any; headers: Headers }, status: number, code: string) {
+  expect(res.status).toBe(status)
+  expect(res.json.code).toBe(code)
+  expect(res.json.error).toBe(res.json.message)
+  expect(typeof res.json.message).toBe('string')
+  expect(res.json.context.request_id).toBe(res.headers.get('x-request-id'))
+}
+
+describe('API keys', () => {
+  test('no credential → 401 UNAUTHORIZED', async () => {
+    expectEnvelope(await s.request('GET', EMPRESA), 401, 'UNAUTHORIZED')
+  })
+
+  test('unknown, malformed and empty keys → 401', async () => {
+    for (const key of ['timbre_' + 'x'.repeat(43), 'not-a-key', ' '])
+      expectEnvelope(await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key } }), 401, 'UNAUTHORIZED')
+  })
+
+  test('a read key reads its own company', async () => {
+    const res = await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': a.readKey } })
+    expect(res.status).toBe(200)
+    expect(res.json.id).toBe(a.empresa.id)
+    expect(res.json.rut).toBe(a.empresa.rut)
+  })
+
+  test('a read key cannot write: 403 API_KEY_READ_ONLY with an action, and nothing changes', async () => {
+    const res = await s.request('PUT', EMPRESA, { headers: { 'X-Api-Key': a.readKey }, body: { giro: 'Otro giro' } })
+    expectEnvelope(res, 403, 'API_KEY_READ_ONLY')
+    expect(res.json.action).toContain('--write')
+    const after = await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': a.readKey } })
+    expect(after.json.giro).toBe(a.empresa.giro)
+  })
+
+  test('a write key writes', async () => {
+    const res = await s.request('PUT', EMPRESA, { headers: { 'X-Api-Key': a.writeKey }, body: { giro: 'Desarrollo de software' } })
+    expect(res.status).toBe(200)
+    expect(res.json.giro).toBe('Desarrollo de software')
+  })
+
+  test('a revoked key is refused on the very next request', async () => {
+    const key = createApiKey(s.server.deps.store, { empresaId: a.empresa.id, write: false, now: new Date() })
+    expect((await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key.key } })).status).toBe(200)
+    revokeApiKey(s.server.deps.store, key.id, new Date())
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key.key } }), 401, 'UNAUTHORIZED')
+  })
+
+  test('an expired key is refused', async () => {
+    const key = createApiKey(s.server.deps.store, { empresaId: a.empresa.id, write: false, expiresAt: new Date(Date.now() - 1000).toISOString(), now: new Date() })
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key.key } }), 401, 'UNAUTHORIZED')
+  })
+
+  test('keys are stored only as SHA-256 hashes', () => {
+    const rows = s.server.deps.store.sqlite.query('SELECT key_hash, prefix FROM api_keys').all() as Array<{ key_hash: string; prefix: string }>
+    const dump = JSON.stringify(rows)
+    expect(dump).not.toContain(a.readKey)
+    expect(dump).not.toContain(a.writeKey)
+    expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.key_hash) && r.prefix.length === 12)).toBe(true)
+  })
+})
+
+describe('bearer tokens', () => {
+  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
+
+  test('a valid instance token reads and writes its company', async () => {
+    const token = await a.token()
+    expect((await s.request('GET', EMPRESA, { headers: bearer(token) })).json.id).toBe(a.empresa.id)
+    const put = await s.request('PUT', EMPRESA, { headers: bearer(token), body: { ciudad: 'Valparaíso' } })
+    expect(put.status).toBe(200)
+    expect(put.json.ciudad).toBe('Valparaíso')
+  })
+
+  test('the bearer token wins when both headers come', async () => {
+    const res = await s.request('GET', EMPRESA, { headers: { ...bearer(await b.token()), 'X-Api-Key': a.readKey } })
+    expect(res.json.id).toBe(b.empresa.id)
+  })
+
+  test('an expired token → 401', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const token = await new SignJWT({ empresa_id: a.empresa.id })
+      .setProtectedHeader({ alg: 'RS256', kid: s.server.deps.keyring.signing.kid })
+      .setIssuedAt(now - 7200)
+      .setExpirationTime(now - 120)
+      .sign(s.server.deps.keyring.signing.privateKey)
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(token) }), 401, 'UNAUTHORIZED')
+  })
+
+  test('expired by less than the 60 s clock skew is still accepted; nbf in the future is not', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const sign = (claims: { exp: number; nbf?: number }) => {
+      const jwt = new SignJWT({ empresa_id: a.empresa.id }).setProtectedHeader({ alg: 'RS256', kid: s.server.deps.keyring.signing.kid }).setExpirationTime(claims.exp)
+      if (claims.nbf) jwt.setNotBefore(claims.nbf)
+      return jwt.sign(s.server.deps.keyring.signing.privateKey)
+    }
+    expect((await s.request('GET', EMPRESA, { headers: bearer(await sign({ exp: now - 20 })) })).status).toBe(200)
+    expect((await s.request('GET', EMPRESA, { headers: bearer(await sign({ exp: now + 600, nbf: now + 300 })) })).status).toBe(401)
+  })
+
+  test('alg none → 401', async () => {
+    const token = `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ empresa_id: a.empresa.id, exp: Math.floor(Date.now() / 1000) + 600 })}.`
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(token) }), 401, 'UNAUTHORIZED')
+  })
+
+  test('HS256 signed with the public key as secret (algorithm confusion) → 401', async () => {
+    const pem = s.server.deps.keyring.verifying.get(s.server.deps.keyring.signing.kid)!.export({ type: 'spki', format: 'pem' }).toString()
+    const head = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({ empresa_id: a.empresa.id, exp: Math.floor(Date.now() / 1000) + 600 })}`
+    const token = `${head}.${createHmac('sha256', pem).update(head).digest('base64url')}`
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(token) }), 401, 'UNAUTHORIZED')
+  })
+
+  test('a token signed by an unknown key → 401; by the configured external issuer → 200, picked by kid', async () => {
+    const claims = { empresa_id: b.empresa.id }
+    const exp = Math.floor(Date.now() / 1000) + 600
+    const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(exp).sign(stranger.privateKey)
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(forged) }), 401, 'UNAUTHORIZED')
+    const kid = await calculateJwkThumbprint(await exportJWK(external.publicKey))
+    const good = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(exp).sign(external.privateKey)
+    const res = await s.request('GET', EMPRESA, { headers: bearer(good) })
+    expect(res.status).toBe(200)
+    expect(res.json.id).toBe(b.empresa.id)
+    const noKid = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(exp).sign(external.privateKey)
+    expect((await s.request('GET', EMPRESA, { headers: bearer(noKid) })).status).toBe(200)
+    const wrongKid = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'nope' }).setExpirationTime(exp).sign(external.privateKey)
+    expect((await s.request('GET', EMPRESA, { headers: bearer(wrongKid) })).status).toBe(401)
+  })
+
+  test('missing exp, missing or non-uuid empresa_id, or an unknown company → 401', async () => {
+    const key = s.server.deps.keyring.signing.privateKey
+    const kid = s.server.deps.keyring.signing.kid
+    const exp = Math.floor(Date.now() / 1000) + 600
+    const tokens = [
+      await new SignJWT({ empresa_id: a.empresa.id }).setProtectedHeader({ alg: 'RS256', kid }).sign(key),
+      await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(exp).sign(key),
+      await new SignJWT({ empresa_id: 'empresa-a' }).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(exp).sign(key),
+      await new SignJWT({ empresa_id: crypto.randomUUID() }).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(exp).sign(key),
+    ]
+    for (const token of tokens) expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(token) }), 401, 'UNAUTHORIZED')
+  })
+
+  test('a malformed Authorization header → 401', async () => {
+    for (const value of ['Bearer', 'Basic dXNlcjpwYXNz', 'Bearer a.b.c', 'Bearer x y'])
+      expectEnvelope(await s.request('GET', EMPRESA, { headers: { Authorization: value } }), 401, 'UNAUTHORIZED')
+  })
+})
+
+describe('tenancy', () => {
+  test("each credential sees its own company only, and writes land on its own company", async () => {
+    await s.request('PUT', EMPRESA, { headers: { 'X-Api-Key': b.writeKey }, body: { razon_social: 'Empresa B Renombrada SpA' } })
+    const seenByA = await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': a.readKey } })
+    const seenByB = await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': b.readKey } })
+    expect(seenByA.json.razon_social).toBe('Empresa A SpA')
+    expect(seenByB.json.razon_social).toBe('Empresa B Renombrada SpA')
+  })
+})
+
+describe('failed authentication throttling', () => {
+  test('after 20 failures in a minute from one address → 429 RATE_LIMITED with Retry-After, even with a good key', async () => {
+    const t = await startTestServer({ flags: { '--rate-limit': '100' } })
+    try {
+      const good = await t.tenant(testRut())
+      for (let i = 0; i < 20; i++) expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': `timbre_bad${i}` } })).status).toBe(401)
+      const res = await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })
+      expectEnvelope(res, 429, 'RATE_LIMITED')
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+    } finally {
+      await t.stop()
+    }
+  })
+})
