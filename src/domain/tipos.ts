@@ -211,3 +211,39 @@ export function allowsRetenciones(tipo: TipoDte, referencedTipos: readonly (numb
   if (tipo === 46) return true
   return (tipo === 56 || tipo === 61) && referencedTipos.includes(46)
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Customs (Aduana) codes of the export data (PROTOCOL §2.6). The XML takes numeric codes; spec 2.11 also lets the
+// integrator name the common ones. Only a short list of names is known here: anything else goes as its code.
+
+/** Cláusulas de compraventa: Incoterm → Aduana code (CodClauVenta). */
+export const CLAUSULAS_VENTA: Readonly<Record<string, number>> = {
+  CIF: 1, CFR: 2, EXW: 3, FAS: 4, FOB: 5, 'S/CL': 6, OTROS: 8, DDP: 9, FCA: 10, CPT: 11, CIP: 12, DAT: 17, DAP: 18,
+}
+
+/** Tipos de bulto most exports use → Aduana code (CodTpoBultos). */
+export const TIPOS_BULTO: Readonly<Record<string, number>> = {
+  'CAJA DE CARTON': 22, FARDO: 23, BIDON: 34, BARRIL: 44, TAMBOR: 45, PAQUETE: 61, SACO: 62, BOLSA: 64, CONT20: 73,
+  CONT40: 74, PALLETS: 80, BULTONOESP: 93, 'SIN BULTO': 98,
+}
+
+/** Countries most exports go to → Aduana code (CodPaisRecep, CodPaisDestin, Nacionalidad). */
+export const PAISES: Readonly<Record<string, number>> = {
+  ALEMANIA: 563, ARGENTINA: 224, AUSTRALIA: 406, BOLIVIA: 221, BRASIL: 220, CANADA: 226, CHILE: 997, CHINA: 336,
+  COLOMBIA: 202, 'COREA DEL SUR': 333, ECUADOR: 218, ESPANA: 517, 'ESTADOS UNIDOS': 225, USA: 225, 'U.S.A.': 225,
+  FRANCIA: 505, HOLANDA: 515, 'PAISES BAJOS': 515, INDIA: 317, ITALIA: 504, JAPON: 331, MEXICO: 216, PARAGUAY: 222,
+  PERU: 219, 'REINO UNIDO': 510, URUGUAY: 223,
+}
+
+/** Accent- and case-insensitive key of a Customs label: 'Japón' → 'JAPON'. */
+function aduanaKey(label: string): string {
+  return label.normalize('NFD').replace(/[\u0300-\u036f]/g, '').trim().toUpperCase()
+}
+
+/** A Customs code given as digits (up to `maxDigits`) or as a label of `table`; null when neither. */
+export function aduanaCode(value: string, table: Readonly<Record<string, number>>, maxDigits: number): number | null {
+  const trimmed = value.trim()
+  if (new RegExp(`^\\d{1,${maxDigits}}$`).test(trimmed)) return Number(trimmed) > 0 ? Number(trimmed) : null
+  const key = aduanaKey(trimmed)
+  return Object.hasOwn(table, key) ? table[key]! : null
+}
