@@ -9,7 +9,7 @@ mkdirSync(join(root, 'dist'), { recursive: true })
 
 const started = performance.now()
 console.error('[build 1/2] embedding migrations from drizzle/')
-await $`bun ${join(root, 'scripts/embed-migrations.ts')}`.cwd(root).quiet()
+await $`${process.execPath} ${join(root, 'scripts/embed-migrations.ts')}`.cwd(root).quiet()
 console.error('[build 2/2] compiling src/main.ts into dist/timbre (bun build --compile)…')
 const result = await Bun.build({
   entrypoints: [join(root, 'src/main.ts')],

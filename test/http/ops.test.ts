@@ -1,0 +1,62 @@
+// DESIGN §12 "Health and docs": unauthenticated, no tenant data, docs served with no internet.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestServer, testRut, type TestServer } from '../support/server'
+import { VERSION } from '../../src/version'
+
+let s: TestServer
+
+beforeAll(async () => {
+  s = await startTestServer()
+  await s.tenant(testRut(), 'Secreta Comercial SpA')
+})
+afterAll(() => s.stop())
+
+describe('health and readiness', () => {
+  test('GET /health → 200 {status, version} without credentials', async () => {
+    const res = await s.request('GET', '/health')
+    expect(res.status).toBe(200)
+    expect(res.json).toEqual({ status: 'ok', version: VERSION })
+  })
+
+  test('GET /ready → 200 with database, migrations and jobs checks and the SII summary, no tenant data', async () => {
+    const res = await s.request('GET', '/ready')
+    expect(res.status).toBe(200)
+    expect(res.json).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', migrations: 'ok', jobs: 'ok' },
+      sii: { last_ok_at: null, oldest_pending_s: null },
+    })
+    expect(res.text).not.toContain('Secreta')
+  })
+})
+
+describe('docs', () => {
+  test('GET /docs is an HTML page whose assets are all served by the binary', async () => {
+    const res = await s.request('GET', '/docs')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    const refs = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+    expect(refs.length).toBeGreaterThanOrEqual(2)
+    for (const ref of refs) {
+      expect(ref.startsWith('/')).toBe(true) // no CDN: works with no internet
+      const asset = await fetch(s.url + ref)
+      expect(asset.status).toBe(200)
+      expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(10_000)
+    }
+    expect(res.text).toContain('/docs/json')
+  })
+
+  test('GET /docs/json is OpenAPI 3 with version 0.2.0, both security schemes and the operations built so far', async () => {
+    const res = await s.request('GET', '/docs/json')
+    expect(res.status).toBe(200)
+    expect(res.json.openapi).toMatch(/^3\./)
+    expect(res.json.info.version).toBe('0.2.0')
+    expect(Object.keys(res.json.components.securitySchemes).sort()).toEqual(['ApiKeyAuth', 'BearerAuth'])
+    expect(res.json.paths['/api/v1/billing/empresa'].get.operationId).toBe('obtenerEmpresa')
+    expect(res.json.paths['/api/v1/billing/empresa'].put.operationId).toBe('actualizarEmpresa')
+    const putBody = res.json.paths['/api/v1/billing/empresa'].put.requestBody.content['application/json'].schema
+    expect(putBody.properties.razon_social.maxLength).toBe(100)
+    expect(res.json.paths['/health']).toBeDefined()
+    expect(Object.keys(res.json.paths).some((p) => p.startsWith('/docs'))).toBe(false)
+  })
+})

@@ -1,0 +1,89 @@
+// The compiled binary, as users run it. `npm test` builds it first; a lone `bun test` builds it when missing.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+
+export const ROOT = join(import.meta.dir, '../..')
+export const BINARY = join(ROOT, 'dist/timbre')
+
+export async function ensureBinary(): Promise<string> {
+  if (!existsSync(BINARY)) {
+    const build = Bun.spawnSync([process.execPath, join(ROOT, 'scripts/build.ts')], { cwd: ROOT, stdout: 'inherit', stderr: 'inherit' })
+    if (build.exitCode !== 0) throw new Error('could not build dist/timbre')
+  }
+  return BINARY
+}
+
+export interface RunResult {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+  json<T = any>(): T
+}
+
+export function runBinary(args: readonly string[], env: Record<string, string> = {}): RunResult {
+  const p = Bun.spawnSync([BINARY, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, stdin: 'ignore' })
+  const stdout = p.stdout.toString()
+  return { code: p.exitCode ?? -1, stdout, stderr: p.stderr.toString(), json: () => JSON.parse(stdout) }
+}
+
+export interface ServeProcess {
+  readonly url: string
+  readonly lines: Array<Record<string, unknown>>
+  readonly stderr: () => string
+  readonly proc: ReturnType<typeof Bun.spawn>
+  /** Sends SIGTERM and waits for the exit code. */
+  terminate(): Promise<number>
+}
+
+/** Starts `timbre serve` on a free port and waits for its startup log line. */
+export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+  const proc = Bun.spawn([BINARY, 'serve', '--port', '0', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stdin: 'ignore',
+  })
+  const lines: Array<Record<string, unknown>> = []
+  let err = ''
+  void (async () => {
+    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) err += Buffer.from(chunk).toString()
+  })()
+  let url: string | null = null
+  let pending = ''
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  const readLines = async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      pending += Buffer.from(value).toString()
+      let nl: number
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl)
+        pending = pending.slice(nl + 1)
+        try {
+          const parsed = JSON.parse(line) as Record<string, unknown>
+          lines.push(parsed)
+          if (parsed.event === 'server.started') url = String(parsed.listen)
+        } catch {
+          lines.push({ unparsed: line })
+        }
+      }
+    }
+  }
+  void readLines()
+  const deadline = Date.now() + 15_000
+  while (url === null) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`serve did not start: ${err}`)
+    await Bun.sleep(20)
+  }
+  return {
+    url,
+    lines,
+    stderr: () => err,
+    proc,
+    async terminate() {
+      proc.kill('SIGTERM')
+      return proc.exited
+    },
+  }
+}

@@ -1,0 +1,50 @@
+// DESIGN §2: each setting as env var and flag, flag wins, bad values named.
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, loadConfig, parseDuration, SETTINGS } from '../../src/config'
+
+describe('loadConfig', () => {
+  test('defaults of DESIGN §2', () => {
+    expect(loadConfig({}, {})).toMatchObject({
+      host: '127.0.0.1', port: 8080, dataDir: './data', sii: { kind: 'sii' }, submitEveryMs: 5000, trackEveryMs: 30_000,
+      deliverEveryMs: 2000, webhookAllowHttp: false, masterKey: null, jwtPublicKeyPaths: [], cafLowStock: 10, log: 'info',
+      rateLimit: 100, corsOrigins: [], tlsCert: null, tlsKey: null, demo: false,
+    })
+  })
+
+  test('environment over default, flag over environment', () => {
+    const env = { TIMBRE_PORT: '9000', TIMBRE_SII: 'simulado', TIMBRE_RATE_LIMIT: '0', TIMBRE_CORS_ORIGINS: 'https://a.cl, https://b.cl', TIMBRE_WEBHOOK_ALLOW_HTTP: 'true' }
+    const fromEnv = loadConfig({}, env)
+    expect(fromEnv).toMatchObject({ port: 9000, sii: { kind: 'simulado' }, rateLimit: 0, corsOrigins: ['https://a.cl', 'https://b.cl'], webhookAllowHttp: true })
+    const flagged = loadConfig({ '--port': '9100', '--sii': 'http://127.0.0.1:9999/', '--webhook-allow-http': 'false' }, env)
+    expect(flagged).toMatchObject({ port: 9100, sii: { kind: 'origin', origin: 'http://127.0.0.1:9999' }, webhookAllowHttp: false })
+  })
+
+  test('every setting with a flag also has an environment variable, except --demo', () => {
+    for (const [key, s] of Object.entries(SETTINGS)) if (key !== 'demo') expect(s.env).toMatch(/^TIMBRE_/)
+  })
+
+  test.each([
+    [{ '--port': '70000' }, {}, '--port'],
+    [{}, { TIMBRE_PORT: 'abc' }, 'TIMBRE_PORT'],
+    [{ '--sii': 'ftp://x' }, {}, '--sii'],
+    [{ '--submit-every': '5 minutes' }, {}, '--submit-every'],
+    [{ '--log': 'verbose' }, {}, '--log'],
+    [{ '--tls-cert': '/x.pem' }, {}, '--tls-key'],
+  ])('%j %j → ConfigError naming %s', (flags, env, name) => {
+    expect(() => loadConfig(flags, env)).toThrow(ConfigError)
+    expect(() => loadConfig(flags, env)).toThrow(name)
+  })
+
+  test('durations', () => {
+    expect(parseDuration('500ms', 'x')).toBe(500)
+    expect(parseDuration('5s', 'x')).toBe(5000)
+    expect(parseDuration('30', 'x')).toBe(30_000)
+    expect(parseDuration('2m', 'x')).toBe(120_000)
+    expect(parseDuration('1h', 'x')).toBe(3_600_000)
+    expect(() => parseDuration('0s', 'x')).toThrow(ConfigError)
+  })
+
+  test('the config is frozen', () => {
+    expect(Object.isFrozen(loadConfig({}, {}))).toBe(true)
+  })
+})
