@@ -203,19 +203,23 @@ describe('authorityKeys', () => {
     expect(authorityKeys({ allowSimulator: true }).get(900)?.equals(simulatorCafAuthority().publicKey)).toBe(true)
   })
 
-  test('the keys are embedded: a compiled binary run from another directory has all three', () => {
+  test('the keys are embedded: a compiled binary run from another directory has all three, and the simulator’s private key', () => {
     const dir = mkdtempSync(join(tmpdir(), 'timbre-keys-'))
     try {
-      const entry = join(REPO, 'src/xml/.authority-keys-probe.ts')
-      writeFileSync(entry, "import { authorityKeys } from './authority-keys'\nconst k = authorityKeys({ allowSimulator: true })\nconsole.log([...k].map(([i, v]) => `${i}:${v.asymmetricKeyDetails?.modulusLength}`).join(','))\n")
-      try {
-        const build = spawnSync(process.execPath, ['build', '--compile', entry, '--outfile', join(dir, 'probe')], { encoding: 'utf8' })
-        expect(build.status).toBe(0)
-      } finally {
-        rmSync(entry, { force: true })
-      }
+      const entry = join(dir, 'probe.ts')
+      const keysFile = JSON.stringify(join(REPO, 'src/xml/authority-keys'))
+      const issuerFile = JSON.stringify(join(REPO, 'src/sii/simulator/caf-issuer'))
+      writeFileSync(
+        entry,
+        `import { authorityKeys } from ${keysFile}\nimport { simulatorAuthorityKey } from ${issuerFile}\n` +
+          `const k = authorityKeys({ allowSimulator: true })\n` +
+          `console.log([...k].map(([i, v]) => \`\${i}:\${v.asymmetricKeyDetails?.modulusLength}\`).join(','), simulatorAuthorityKey().type)\n`,
+      )
+      const build = spawnSync(process.execPath, ['build', '--compile', entry, '--outfile', join(dir, 'probe')], { encoding: 'utf8' })
+      expect(build.stderr).not.toContain('error')
+      expect(build.status).toBe(0)
       const run = spawnSync(join(dir, 'probe'), [], { cwd: tmpdir(), encoding: 'utf8' })
-      expect(run.stdout.trim()).toBe('100:512,300:512,900:1024')
+      expect(run.stdout.trim()).toBe('100:512,300:512,900:1024 private')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
