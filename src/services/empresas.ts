@@ -1,5 +1,5 @@
 // The company: created and re-configured by the operator (CLI), its contact data edited by the integrator (PUT /empresa).
-import { isoTimestamp } from '../clock'
+import { isoTimestamp, santiagoDate } from '../clock'
 import { findEmpresaById, findEmpresaByRut, insertEmpresa, listEmpresas as listRows, updateEmpresa } from '../db/empresa-store'
 import type { Store } from '../db/open'
 import type { EmpresaRow } from '../db/schema'
@@ -49,7 +49,8 @@ export function createEmpresa(store: Store, input: Partial<EmpresaAlta> & { is_d
     comuna: alta.comuna,
     ciudad: alta.ciudad,
     ambiente: alta.ambiente ?? 'certificacion',
-    fecha_resolucion: alta.fecha_resolucion ?? '2014-08-22',
+    // Unknown until the SII authorises the company: the creation date stands in; `empresa update` sets the real one.
+    fecha_resolucion: alta.fecha_resolucion ?? santiagoDate(now),
     numero_resolucion: alta.numero_resolucion ?? 0,
     is_demo: input.is_demo ?? false,
     created_at: at,

@@ -202,10 +202,33 @@ describe('migrations and lifecycle', () => {
 
   test('SIGTERM: in-flight requests finish, the process exits 0 and logs server.stopped', async () => {
     const dir = tempDir('timbre-sig-')
+    runBinary([...empresaArgs, '--data-dir', dir])
+    const { key } = runBinary(['apikey', 'create', '--empresa', RUT, '--write', '--data-dir', dir]).json()
     const p = await startServe(['--data-dir', dir])
-    const inflight = fetch(`${p.url}/health`)
-    expect(await p.terminate()).toBe(0)
-    expect((await inflight).status).toBe(200)
+    // A request whose body is still arriving when SIGTERM comes: the server must finish it before exiting.
+    let sendRest!: () => void
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"ciudad": "Punta'))
+        await new Promise<void>((resolve) => (sendRest = resolve))
+        controller.enqueue(new TextEncoder().encode(' Arenas"}'))
+        controller.close()
+      },
+    })
+    const inflight = fetch(`${p.url}/api/v1/billing/empresa`, {
+      method: 'PUT',
+      headers: { 'X-Api-Key': key, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit)
+    await Bun.sleep(150)
+    p.proc.kill('SIGTERM')
+    await Bun.sleep(150)
+    sendRest()
+    const res = await inflight
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { ciudad: string }).ciudad).toBe('Punta Arenas')
+    expect(await p.proc.exited).toBe(0)
     expect(p.lines.map((l) => l.event)).toEqual(expect.arrayContaining(['server.signal', 'server.stopping', 'server.stopped']))
   })
 
