@@ -27,6 +27,12 @@ export const DB_FILE = 'timbre.db'
 /** A busy database answers 503 after this long (DESIGN §12). */
 export const BUSY_TIMEOUT_MS = 5000
 
+/** SQLITE_BUSY after the busy timeout: another process held the write lock too long (DESIGN §12: 503). */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED')
+}
+
 export function ensureDataDir(dataDir: string): void {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 })

@@ -1,6 +1,7 @@
 // The HTTP server around the Elysia app: request ids, authentication of /api/v1/billing, body limits,
 // content types, one log line per request, and a graceful stop (DESIGN §12).
 import type { Server } from 'bun'
+import { isDatabaseBusy } from '../db/open'
 import { TimbreError } from '../errors'
 import type { Deps } from '../services/deps'
 import { API_PREFIX, createHttpApp } from './app'
@@ -102,8 +103,11 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
       try {
         response = await route(request, info)
       } catch (err) {
-        deps.log.error('http.unhandled', { request_id: info.id, error: String(err), stack: (err as Error)?.stack })
-        response = errorResponse(new TimbreError('INTERNAL_ERROR'), info.id)
+        if (isDatabaseBusy(err)) response = errorResponse(new TimbreError('SERVICE_UNAVAILABLE'), info.id, { 'Retry-After': '5' })
+        else {
+          deps.log.error('http.unhandled', { request_id: info.id, error: String(err), stack: (err as Error)?.stack })
+          response = errorResponse(new TimbreError('INTERNAL_ERROR'), info.id)
+        }
       } finally {
         inFlight--
       }

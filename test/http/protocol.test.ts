@@ -164,3 +164,20 @@ describe('rate limit', () => {
     }
   })
 })
+
+describe('busy database', () => {
+  test('a write lock held by another process for more than 5 s → 503 SERVICE_UNAVAILABLE with Retry-After; nothing changes', async () => {
+    const locker = new Database(join(s.dataDir, 'timbre.db'))
+    locker.run('BEGIN IMMEDIATE')
+    try {
+      const res = await s.request('PUT', EMPRESA, { headers: write(), body: { giro: 'Bloqueado' } })
+      expect(res.status).toBe(503)
+      expect(res.json.code).toBe('SERVICE_UNAVAILABLE')
+      expect(res.headers.get('retry-after')).toBe('5')
+    } finally {
+      locker.run('ROLLBACK')
+      locker.close()
+    }
+    expect((await s.request('GET', EMPRESA, { headers: write() })).json.giro).not.toBe('Bloqueado')
+  }, 20_000)
+})
