@@ -53,7 +53,11 @@ export function checkEmision(request: EmitirDte, today: string): FieldError[] {
 // ------------------------------------------------------------------------------------------------ header
 
 function checkReceptor(request: EmitirDte): FieldError[] {
-  return parseRut(request.receptor.rut) ? [] : [fail('receptor.rut', 'INVALID_RUT', 'RUT inválido: revise el dígito verificador.')]
+  const errors = parseRut(request.receptor.rut) ? [] : [fail('receptor.rut', 'INVALID_RUT', 'RUT inválido: revise el dígito verificador.')]
+  for (const field of TIPOS[request.tipo_dte].requiredReceptor)
+    if ((request.receptor[field] ?? '').trim() === '')
+      errors.push(fail(`receptor.${field}`, 'REQUIRED', `El tipo ${request.tipo_dte} lo requiere (esquema del SII).`))
+  return errors
 }
 
 /** A calendar date that exists: 2024-02-30 has the right shape and is still not a date. */

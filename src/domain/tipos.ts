@@ -35,6 +35,8 @@ export interface ReglasTipo {
   readonly allowsLineDiscounts: boolean
   /** `tipo_doc_liq` is required on every line (43) instead of forbidden. */
   readonly requiresTipoDocLiq: boolean
+  /** Receptor fields the type's schema makes mandatory (Liquidacion: GiroRecep, DirRecep, CmnaRecep). */
+  readonly requiredReceptor: readonly ('giro' | 'direccion' | 'comuna')[]
   /** `ind_traslado` is mandatory (52) instead of forbidden (PROTOCOL §2.2, §2.7). */
   readonly requiresIndTraslado: boolean
   /** `tipo_despacho` may be informed (PROTOCOL §2.2 table: 33, 34, 46, 52, 110). */
@@ -64,6 +66,7 @@ const FACTURA: ReglasTipo = {
   allowsDescuentosGlobales: true,
   allowsLineDiscounts: true,
   requiresTipoDocLiq: false,
+  requiredReceptor: [],
   requiresIndTraslado: false,
   allowsTipoDespacho: true,
   indServicio: [1, 2, 3],
@@ -112,7 +115,7 @@ const EXPORTACION: ReglasTipo = {
 }
 
 export const TIPOS: Readonly<Record<TipoDte, ReglasTipo>> = {
-  33: FACTURA,
+  33: { ...FACTURA, allowsMontosBrutos: true },
   34: { ...FACTURA, nombre: 'FACTURA NO AFECTA O EXENTA ELECTRÓNICA', carriesIva: false, isExemptOnly: true, allowsImpuestos: false, foliosExpire: false },
   39: BOLETA,
   41: { ...BOLETA, nombre: 'BOLETA NO AFECTA O EXENTA ELECTRÓNICA', carriesIva: false, isExemptOnly: true, hasGrossPrices: false },
@@ -124,6 +127,7 @@ export const TIPOS: Readonly<Record<TipoDte, ReglasTipo>> = {
     allowsDescuentosGlobales: false,
     allowsLineDiscounts: false,
     requiresTipoDocLiq: true,
+    requiredReceptor: ['giro', 'direccion', 'comuna'],
     allowsTipoDespacho: false,
   },
   46: { ...FACTURA, nombre: 'FACTURA DE COMPRA ELECTRÓNICA', comisiones: 'allowed' },
