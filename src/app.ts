@@ -2,6 +2,7 @@
 import { systemClock, type Clock } from './clock'
 import { jwtPublicKeyPathsFromEnv, masterKeyFromEnv, type Config } from './config'
 import { loadMasterKey, loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
+import { createVault } from './crypto/vault'
 import { openDatabase, type Store } from './db/open'
 import type { Logger } from './log'
 import type { Deps } from './services/deps'
@@ -16,9 +17,9 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
   const store = openDatabase(config.dataDir, { log })
   try {
     // Made at first start (DESIGN §2), so a backup taken right after start already holds it.
-    loadMasterKey(config.dataDir, config.masterKey)
+    const vault = createVault(loadMasterKey(config.dataDir, config.masterKey))
     const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
-    return { store, clock, log, config, keyring }
+    return { store, clock, log, config, keyring, vault }
   } catch (err) {
     store.close()
     throw err

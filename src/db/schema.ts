@@ -1,7 +1,7 @@
 // The whole store in one place (drizzle-kit generates the migrations from this file: `npm run db:generate`).
 // Column names are the spec's JSON names (STYLE §3). Times are RFC 3339 UTC text with milliseconds (DESIGN §12),
 // so they sort as text; ids are UUIDv7, so they sort by creation.
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const empresas = sqliteTable(
   'empresas',
@@ -49,6 +49,137 @@ export const apiKeys = sqliteTable(
   (t) => [uniqueIndex('api_keys_hash_unique').on(t.key_hash), index('api_keys_empresa').on(t.empresa_id, t.id)],
 )
 
+/** Signing certificates (spec 2.14). The newest upload is active; older ones are kept inactive (DESIGN §8). */
+export const certificados = sqliteTable(
+  'certificados',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    rut_firmante: text('rut_firmante').notNull(),
+    subject_cn: text('subject_cn').notNull(),
+    serial_number: text('serial_number').notNull(),
+    not_before: text('not_before').notNull(),
+    not_after: text('not_after').notNull(),
+    /** The X.509 certificate, DER: public, it goes into every signature's KeyInfo. */
+    certificate_der: blob('certificate_der', { mode: 'buffer' }).notNull(),
+    /** PKCS#8 DER of the private key, sealed by the vault under `certificado:<id>`: never stored in clear. */
+    private_key_sealed: blob('private_key_sealed', { mode: 'buffer' }).notNull(),
+    is_active: integer('is_active', { mode: 'boolean' }).notNull(),
+    uploaded_at: text('uploaded_at').notNull(),
+  },
+  (t) => [index('certificados_empresa').on(t.empresa_id, t.id)],
+)
+
+/** Folio authorisations (spec 2.12). Folios are handed out by bumping `next_folio` (DESIGN §8, §11). */
+export const cafs = sqliteTable(
+  'cafs',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    tipo_dte: integer('tipo_dte').notNull(),
+    folio_desde: integer('folio_desde').notNull(),
+    folio_hasta: integer('folio_hasta').notNull(),
+    /** Next folio to assign; folio_hasta + 1 when the range is used up. */
+    next_folio: integer('next_folio').notNull(),
+    fecha_autorizacion: text('fecha_autorizacion').notNull(),
+    /** Last day its folios may be used (FA + 180 days for 33, 43, 46, 56, 61), else null. */
+    vence_el: text('vence_el'),
+    idk: integer('idk').notNull(),
+    ambiente: text('ambiente', { enum: ['certificacion', 'produccion'] }).notNull(),
+    /** The flat <CAF> element, public: it is embedded in every TED. */
+    caf_xml: text('caf_xml').notNull(),
+    /** RSASK (PKCS#8 DER) sealed by the vault under `caf:<id>`. */
+    private_key_sealed: blob('private_key_sealed', { mode: 'buffer' }).notNull(),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [index('cafs_empresa_tipo').on(t.empresa_id, t.tipo_dte, t.id), index('cafs_empresa').on(t.empresa_id, t.id)],
+)
+
+/** Issued documents (spec 2.2). Never deleted (tax retention, DESIGN §12). */
+export const dtes = sqliteTable(
+  'dtes',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    tipo_dte: integer('tipo_dte').notNull(),
+    folio: integer('folio').notNull(),
+    caf_id: text('caf_id')
+      .notNull()
+      .references(() => cafs.id),
+    estado: text('estado').notNull(),
+    rut_receptor: text('rut_receptor').notNull(),
+    razon_social_receptor: text('razon_social_receptor').notNull(),
+    fecha_emision: text('fecha_emision').notNull(),
+    monto_neto: integer('monto_neto'),
+    monto_exento: integer('monto_exento'),
+    tasa_iva: real('tasa_iva').notNull(),
+    iva: integer('iva'),
+    monto_total: integer('monto_total').notNull(),
+    /** The request's detalle and referencias as received (JSON keeps the full texts, DESIGN §8). */
+    detalle: text('detalle', { mode: 'json' }).$type<unknown[]>().notNull(),
+    referencias: text('referencias', { mode: 'json' }).$type<unknown[]>().notNull(),
+    /** The whole request, for the printed representation and audits. */
+    request: text('request', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    /** The signed standalone <DTE>, ISO-8859-1 bytes exactly as signed. */
+    xml: blob('xml', { mode: 'buffer' }).notNull(),
+    auto_send: integer('auto_send', { mode: 'boolean' }).notNull(),
+    metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    // Tracking (spec 2.6), filled by the SII jobs (DESIGN §6).
+    envio_id: text('envio_id'),
+    track_id: text('track_id'),
+    estado_envio: text('estado_envio'),
+    codigo_sii: text('codigo_sii'),
+    glosa_sii: text('glosa_sii'),
+    informados: integer('informados').notNull().default(0),
+    aceptados: integer('aceptados').notNull().default(0),
+    rechazados: integer('rechazados').notNull().default(0),
+    reparos: integer('reparos').notNull().default(0),
+    intentos: integer('intentos').notNull().default(0),
+    /** When the SII jobs may look at it next (back-off); null when nothing is due. */
+    next_attempt_at: text('next_attempt_at'),
+    sii_status: text('sii_status', { mode: 'json' }).$type<Record<string, unknown>>(),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('dtes_empresa_tipo_folio').on(t.empresa_id, t.tipo_dte, t.folio),
+    index('dtes_empresa').on(t.empresa_id, t.id),
+    index('dtes_empresa_estado').on(t.empresa_id, t.estado, t.id),
+    index('dtes_empresa_tipo').on(t.empresa_id, t.tipo_dte, t.id),
+    index('dtes_empresa_fecha').on(t.empresa_id, t.fecha_emision, t.id),
+    index('dtes_empresa_receptor').on(t.empresa_id, t.rut_receptor, t.id),
+    index('dtes_due').on(t.estado, t.next_attempt_at),
+  ],
+)
+
+/** Completed POST /dte answers, replayed for 24 h (spec 4.8, DESIGN §12). Only a 201 is stored. */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    key: text('key').notNull(),
+    /** SHA-256 of the canonical JSON of the body (key order ignored). */
+    request_hash: text('request_hash').notNull(),
+    response_status: integer('response_status').notNull(),
+    response_body: text('response_body').notNull(),
+    location: text('location'),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.key] }), index('idempotency_created').on(t.created_at)],
+)
+
+export type CertificadoRow = typeof certificados.$inferSelect
+export type CafRow = typeof cafs.$inferSelect
+export type DteRow = typeof dtes.$inferSelect
+export type IdempotencyRow = typeof idempotencyKeys.$inferSelect
 export type EmpresaRow = typeof empresas.$inferSelect
 export type ApiKeyRow = typeof apiKeys.$inferSelect
 

@@ -10,8 +10,11 @@ import { docsRoutes } from './routes/docs'
 import { empresaRoutes } from './routes/empresa'
 import { opsRoutes, type Readiness } from './routes/ops'
 import { fieldErrorsFromTypeBox } from './validation'
+import { API_PREFIX } from './prefix'
+import { cafRoutes } from './routes/caf'
+import { certificadoRoutes } from './routes/certificado'
 
-export const API_PREFIX = '/api/v1/billing'
+export { API_PREFIX }
 
 type ElysiaValidationError = { all: Parameters<typeof fieldErrorsFromTypeBox>[0]; type?: string }
 
@@ -62,7 +65,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     })
     .use(docsRoutes())
     .use(opsRoutes(deps, readiness))
-    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)))
   return app
 }
 

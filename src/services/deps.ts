@@ -2,6 +2,7 @@
 import type { Clock } from '../clock'
 import type { Config } from '../config'
 import type { Store } from '../db/open'
+import type { Vault } from '../crypto/vault'
 import type { Logger } from '../log'
 import type { JwtKeyring } from './tokens'
 
@@ -11,4 +12,6 @@ export interface Deps {
   readonly log: Logger
   readonly config: Config
   readonly keyring: JwtKeyring
+  /** Seals and opens private keys at rest (certificates, CAFs). */
+  readonly vault: Vault
 }

@@ -1,0 +1,76 @@
+// CAFs and the folio ledger. Folios are taken by bumping next_folio inside the caller's write transaction, so a folio
+// is consumed exactly when the document that uses it is stored (DESIGN §11).
+import { and, asc, desc, eq, gte, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
+import type { Db } from './open'
+import { cafs, type CafRow } from './schema'
+
+export type NewCaf = typeof cafs.$inferInsert
+
+export function insertCaf(db: Db, row: NewCaf): CafRow {
+  return db.insert(cafs).values(row).returning().get()
+}
+
+export function findCafById(db: Db, empresaId: string, id: string): CafRow | undefined {
+  return db.select().from(cafs).where(and(eq(cafs.empresa_id, empresaId), eq(cafs.id, id))).get()
+}
+
+export function findOverlappingCaf(db: Db, empresaId: string, tipoDte: number, desde: number, hasta: number): CafRow | undefined {
+  return db
+    .select()
+    .from(cafs)
+    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), lte(cafs.folio_desde, hasta), gte(cafs.folio_hasta, desde)))
+    .get()
+}
+
+/** SQL of "active on `today`" (DESIGN §8), the same rule as domain/folios isCafActive. */
+function activeOn(today: string): SQL {
+  return and(lte(cafs.next_folio, cafs.folio_hasta), or(isNull(cafs.vence_el), gte(cafs.vence_el, today)))!
+}
+
+function inactiveOn(today: string): SQL {
+  return or(sql`${cafs.next_folio} > ${cafs.folio_hasta}`, lt(cafs.vence_el, today))!
+}
+
+export function listCafs(
+  db: Db,
+  empresaId: string,
+  filter: { tipoDte?: number; isActive?: boolean; today: string; afterId: string | null; limit: number },
+): CafRow[] {
+  const conditions: SQL[] = [eq(cafs.empresa_id, empresaId)]
+  if (filter.tipoDte !== undefined) conditions.push(eq(cafs.tipo_dte, filter.tipoDte))
+  if (filter.isActive !== undefined) conditions.push(filter.isActive ? activeOn(filter.today) : inactiveOn(filter.today))
+  if (filter.afterId !== null) conditions.push(lt(cafs.id, filter.afterId))
+  return db.select().from(cafs).where(and(...conditions)).orderBy(desc(cafs.id)).limit(filter.limit).all()
+}
+
+/**
+ * Takes the next folio of the oldest active CAF of the type: one UPDATE … RETURNING, atomic on its own and, inside the
+ * issuing transaction, rolled back with it. Undefined when no CAF has a free, unexpired folio.
+ */
+export function takeFolio(db: Db, empresaId: string, tipoDte: number, today: string): { caf: CafRow; folio: number } | undefined {
+  const oldest = db
+    .select({ id: cafs.id })
+    .from(cafs)
+    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), activeOn(today)))
+    .orderBy(asc(cafs.id))
+    .limit(1)
+    .get()
+  if (!oldest) return undefined
+  const caf = db
+    .update(cafs)
+    .set({ next_folio: sql`${cafs.next_folio} + 1` })
+    .where(eq(cafs.id, oldest.id))
+    .returning()
+    .get()
+  return { caf, folio: caf.next_folio - 1 }
+}
+
+/** Free folios of a type over its active CAFs (caf.low_stock, DESIGN §7). */
+export function foliosLeft(db: Db, empresaId: string, tipoDte: number, today: string): number {
+  const row = db
+    .select({ n: sql<number>`coalesce(sum(${cafs.folio_hasta} - ${cafs.next_folio} + 1), 0)` })
+    .from(cafs)
+    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), activeOn(today)))
+    .get()
+  return Number(row?.n ?? 0)
+}

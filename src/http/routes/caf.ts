@@ -1,0 +1,70 @@
+// Spec 4.2 listarCafs / subirCaf / obtenerCaf.
+import { Elysia } from 'elysia'
+import { isTipoDte } from '../../domain/emision'
+import { TimbreError } from '../../errors'
+import { getCaf, listCafs, registerCaf } from '../../services/cafs'
+import type { Deps } from '../../services/deps'
+import { decodeCursor, page, parseLimit } from '../pagination'
+import { API_PREFIX } from '../prefix'
+import { credentialOf } from '../request-context'
+import { CafListSchema, CafSchema, ListarCafsQuery, SubirCafBody } from '../schemas/caf'
+import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+
+function tipoFilter(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (!isTipoDte(n)) throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' }] })
+  return n
+}
+
+export const cafRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/caf', normalize: false })
+    .get(
+      '',
+      ({ request, query }) => {
+        const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
+        const rows = listCafs(
+          deps,
+          credentialOf(request).empresaId,
+          {
+            tipoDte: tipoFilter(query.tipo_dte),
+            isActive: query.is_active === undefined ? undefined : query.is_active === 'true',
+            afterId: decodeCursor(query.cursor),
+            limit: limit + 1,
+          },
+          deps.clock.now(),
+        )
+        return page(rows, limit)
+      },
+      {
+        query: ListarCafsQuery,
+        detail: { operationId: 'listarCafs', tags: ['CAF'], summary: 'CAF registrados, más recientes primero' },
+        response: { 200: CafListSchema, ...commonErrors },
+      },
+    )
+    .post(
+      '',
+      ({ request, body, set }) => {
+        const caf = registerCaf(deps, credentialOf(request).empresaId, body, deps.clock.now())
+        set.status = 201
+        set.headers['location'] = `${API_PREFIX}/caf/${caf.id}`
+        return caf
+      },
+      {
+        parse: 'json',
+        body: SubirCafBody,
+        detail: { operationId: 'subirCaf', tags: ['CAF'], summary: 'Registra un CAF (folios autorizados por el SII)' },
+        response: { 201: CafSchema, 409: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .get(
+      '/:id',
+      ({ request, params }) => {
+        if (!isUuid(params.id)) throw new TimbreError('NOT_FOUND')
+        return getCaf(deps, credentialOf(request).empresaId, params.id.toLowerCase(), deps.clock.now())
+      },
+      {
+        detail: { operationId: 'obtenerCaf', tags: ['CAF'], summary: 'Un CAF con su rango y disponibilidad' },
+        response: { 200: CafSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )

@@ -1,0 +1,68 @@
+// Spec 4.3 estadoCertificado / subirCertificadoPfx (DESIGN §8): multipart (archivo, password) or JSON (pfx_base64, password).
+import { Elysia } from 'elysia'
+import { TimbreError, type FieldError } from '../../errors'
+import { getCertificadoStatus, uploadCertificado } from '../../services/certificados'
+import type { Deps } from '../../services/deps'
+import { API_PREFIX } from '../prefix'
+import { credentialOf } from '../request-context'
+import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
+import { CertificadoStatusSchema, SubirPfxJsonBody, SubirPfxMultipartBody } from '../schemas/certificado'
+
+const BASE64 = /^[A-Za-z0-9+/\s]+={0,2}\s*$/
+
+/** Reads either form of the upload; every missing or malformed field is reported at once. */
+async function readUpload(request: Request, body: unknown): Promise<{ pfx: Uint8Array; password: string }> {
+  const isMultipart = (request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
+  const fields = (body ?? {}) as Record<string, unknown>
+  const errors: FieldError[] = []
+  const password = fields.password
+  if (typeof password !== 'string') errors.push({ field: 'password', code: password === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: 'Contraseña del PFX requerida.' })
+  let pfx: Uint8Array | null = null
+  if (isMultipart) {
+    const file = fields.archivo
+    if (file instanceof Blob) pfx = new Uint8Array(await file.arrayBuffer())
+    else errors.push({ field: 'archivo', code: file === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: 'Adjunte el archivo PFX/P12 en el campo archivo.' })
+  } else {
+    const b64 = fields.pfx_base64
+    if (typeof b64 !== 'string' || b64.trim() === '') errors.push({ field: 'pfx_base64', code: b64 === undefined || b64 === '' ? 'REQUIRED' : 'INVALID_TYPE', message: 'El PFX en base64 es requerido.' })
+    else if (!BASE64.test(b64)) errors.push({ field: 'pfx_base64', code: 'INVALID_FORMAT', message: 'No es base64 válido.' })
+    else pfx = Buffer.from(b64, 'base64')
+    for (const key of Object.keys(fields))
+      if (key !== 'pfx_base64' && key !== 'password') errors.push({ field: key, code: 'NOT_ALLOWED', message: 'Campo no permitido.' })
+  }
+  if (pfx !== null && pfx.length === 0) errors.push({ field: isMultipart ? 'archivo' : 'pfx_base64', code: 'REQUIRED', message: 'El archivo está vacío.' })
+  if (errors.length > 0 || pfx === null) throw new TimbreError('VALIDATION_ERROR', { details: errors })
+  return { pfx, password: password as string }
+}
+
+export const certificadoRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/empresa/certificado', normalize: false })
+    .get('', ({ request }) => getCertificadoStatus(deps, credentialOf(request).empresaId, deps.clock.now()), {
+      detail: { operationId: 'estadoCertificado', tags: ['Empresa'], summary: 'Estado del certificado digital' },
+      response: { 200: CertificadoStatusSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
+    })
+    .post(
+      '/pfx',
+      async ({ request, body, set }) => {
+        const upload = await readUpload(request, body)
+        const status = uploadCertificado(deps, credentialOf(request).empresaId, upload, deps.clock.now())
+        set.status = 201
+        set.headers['location'] = `${API_PREFIX}/empresa/certificado`
+        return status
+      },
+      {
+        detail: {
+          operationId: 'subirCertificadoPfx',
+          tags: ['Empresa'],
+          summary: 'Sube el certificado PFX/P12; reemplaza al activo',
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': { schema: SubirPfxMultipartBody },
+              'application/json': { schema: SubirPfxJsonBody },
+            },
+          },
+        },
+        response: { 201: CertificadoStatusSchema, ...commonErrors },
+      },
+    )

@@ -1,0 +1,104 @@
+// CAF registration and queries (spec 4.2, DESIGN §8): every check of the file, the company and the range, the folio
+// key sealed at rest.
+import { isoTimestamp, santiagoDate } from '../clock'
+import { findCafById, findOverlappingCaf, insertCaf, listCafs as listRows } from '../db/caf-store'
+import { findEmpresaById } from '../db/empresa-store'
+import type { CafRow } from '../db/schema'
+import { cafVenceEl, foliosDisponibles, isCafActive } from '../domain/folios'
+import { TimbreError } from '../errors'
+import { authorityKeys, IDK_AMBIENTE } from '../xml/authority-keys'
+import { parseCaf, verifyCaf } from '../xml/caf'
+import type { Deps } from './deps'
+
+/** Spec 2.12. */
+export interface CafRecord {
+  readonly id: string
+  readonly tipo_dte: number
+  readonly folio_desde: number
+  readonly folio_hasta: number
+  readonly folios_disponibles: number
+  readonly ambiente: 'certificacion' | 'produccion'
+  readonly fecha_autorizacion: string
+  readonly is_active: boolean
+  readonly created_at: string
+}
+
+export function toCafRecord(row: CafRow, now: Date): CafRecord {
+  return {
+    id: row.id,
+    tipo_dte: row.tipo_dte,
+    folio_desde: row.folio_desde,
+    folio_hasta: row.folio_hasta,
+    folios_disponibles: foliosDisponibles(row),
+    ambiente: row.ambiente,
+    fecha_autorizacion: row.fecha_autorizacion,
+    is_active: isCafActive(row, santiagoDate(now)),
+    created_at: row.created_at,
+  }
+}
+
+function invalidCaf(message: string): TimbreError {
+  return new TimbreError('INVALID_CAF', { message })
+}
+
+/** IDK 900 (the simulator's authority) only off the real SII, or for the demo company (DESIGN §8). */
+function acceptsSimulatedCafs(deps: Pick<Deps, 'config'>, isDemo: boolean): boolean {
+  return deps.config.sii.kind !== 'sii' || isDemo
+}
+
+export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empresaId: string, input: { tipo_dte: number; caf_xml: string }, now: Date): CafRecord {
+  const empresa = findEmpresaById(deps.store.db, empresaId)
+  if (!empresa) throw new Error(`empresa ${empresaId} of a valid credential is missing`)
+  const caf = parseCaf(input.caf_xml)
+  verifyCaf(caf, authorityKeys({ allowSimulator: acceptsSimulatedCafs(deps, empresa.is_demo) }))
+  if (caf.rutEmisor !== empresa.rut) throw invalidCaf(`El CAF es del RUT ${caf.rutEmisor}; la empresa es ${empresa.rut}.`)
+  if (caf.tipoDte !== input.tipo_dte) throw invalidCaf(`El CAF es de tipo ${caf.tipoDte}, no de tipo ${input.tipo_dte}.`)
+  const ambiente = IDK_AMBIENTE[caf.idk]
+  if (ambiente !== empresa.ambiente) throw invalidCaf(`El CAF es de ${ambiente ?? `IDK ${caf.idk}`}; la empresa opera en ${empresa.ambiente}.`)
+  const venceEl = cafVenceEl(caf.tipoDte, caf.fechaAutorizacion)
+  if (venceEl !== null && santiagoDate(now) > venceEl)
+    throw invalidCaf(`El CAF venció el ${venceEl}: los folios de tipo ${caf.tipoDte} sirven 180 días desde su autorización (${caf.fechaAutorizacion}).`)
+  const id = Bun.randomUUIDv7()
+  const sealedKey = Buffer.from(deps.vault.seal(caf.privateKey.export({ type: 'pkcs8', format: 'der' }), `caf:${id}`))
+  const row = deps.store.db.transaction(
+    (tx) => {
+      const overlap = findOverlappingCaf(tx, empresaId, caf.tipoDte, caf.folioDesde, caf.folioHasta)
+      if (overlap)
+        throw new TimbreError('CAF_RANGE_EXISTS', {
+          context: { caf_id: overlap.id, folio_desde: overlap.folio_desde, folio_hasta: overlap.folio_hasta },
+        })
+      return insertCaf(tx, {
+        id,
+        empresa_id: empresaId,
+        tipo_dte: caf.tipoDte,
+        folio_desde: caf.folioDesde,
+        folio_hasta: caf.folioHasta,
+        next_folio: caf.folioDesde,
+        fecha_autorizacion: caf.fechaAutorizacion,
+        vence_el: venceEl,
+        idk: caf.idk,
+        ambiente,
+        caf_xml: caf.cafXml,
+        private_key_sealed: sealedKey,
+        created_at: isoTimestamp(now),
+      })
+    },
+    { behavior: 'immediate' },
+  )
+  return toCafRecord(row, now)
+}
+
+export function getCaf(deps: Pick<Deps, 'store'>, empresaId: string, id: string, now: Date): CafRecord {
+  const row = findCafById(deps.store.db, empresaId, id)
+  if (!row) throw new TimbreError('NOT_FOUND')
+  return toCafRecord(row, now)
+}
+
+export function listCafs(
+  deps: Pick<Deps, 'store'>,
+  empresaId: string,
+  filter: { tipoDte?: number; isActive?: boolean; afterId: string | null; limit: number },
+  now: Date,
+): CafRecord[] {
+  return listRows(deps.store.db, empresaId, { ...filter, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
+}

@@ -1,0 +1,100 @@
+// The company's signing certificate (spec 2.14, DESIGN §8): uploaded as PKCS#12, private key sealed at rest,
+// opened on demand for signing and cached in memory as a KeyObject.
+import { createPrivateKey, type KeyObject } from 'node:crypto'
+import { isoTimestamp, santiagoDate } from '../clock'
+import { assertUsable, openPfx, type Signer } from '../crypto/pfx'
+import { findActiveCertificado, findLatestCertificado, insertActiveCertificado } from '../db/certificado-store'
+import type { CertificadoRow } from '../db/schema'
+import { normalizeRut } from '../domain/rut'
+import { TimbreError } from '../errors'
+import type { Deps } from './deps'
+
+/** Spec 2.14. */
+export interface CertificadoStatus {
+  readonly has_certificado: boolean
+  readonly rut_firmante: string | null
+  readonly fecha_vencimiento: string | null
+  readonly dias_para_vencimiento: number | null
+  readonly is_active: boolean
+  readonly uploaded_at: string | null
+}
+
+const DAY_MS = 86_400_000
+
+export function toCertificadoStatus(row: CertificadoRow, now: Date): CertificadoStatus {
+  const notAfter = new Date(row.not_after)
+  return {
+    has_certificado: true,
+    rut_firmante: row.rut_firmante,
+    fecha_vencimiento: santiagoDate(notAfter),
+    // Whole days left, negative once expired (DESIGN §8: expired included, dias_para_vencimiento <= 0).
+    dias_para_vencimiento: Math.floor((notAfter.getTime() - now.getTime()) / DAY_MS),
+    is_active: row.is_active && notAfter.getTime() > now.getTime(),
+    uploaded_at: row.uploaded_at,
+  }
+}
+
+export function uploadCertificado(deps: Pick<Deps, 'store' | 'vault'>, empresaId: string, input: { pfx: Uint8Array; password: string }, now: Date): CertificadoStatus {
+  const cert = openPfx(input.pfx, input.password)
+  assertUsable(cert, now)
+  const rut = normalizeRut(cert.rutFirmante)
+  if (!rut) throw new TimbreError('INVALID_CERTIFICATE', { message: `El RUT del titular del certificado (${cert.rutFirmante}) no es válido.` })
+  const id = Bun.randomUUIDv7()
+  const pkcs8 = cert.signer.privateKey.export({ type: 'pkcs8', format: 'der' })
+  const row = deps.store.db.transaction(
+    (tx) =>
+      insertActiveCertificado(tx, {
+        id,
+        empresa_id: empresaId,
+        rut_firmante: rut,
+        subject_cn: cert.subjectCn,
+        serial_number: cert.serialNumber,
+        not_before: isoTimestamp(cert.notBefore),
+        not_after: isoTimestamp(cert.notAfter),
+        certificate_der: Buffer.from(cert.signer.certificateDerBase64, 'base64'),
+        private_key_sealed: Buffer.from(deps.vault.seal(pkcs8, `certificado:${id}`)),
+        is_active: true,
+        uploaded_at: isoTimestamp(now),
+      }),
+    { behavior: 'immediate' },
+  )
+  return toCertificadoStatus(row, now)
+}
+
+/** The latest certificate, expired included; 404 CERTIFICATE_NOT_FOUND only if none was ever loaded (DESIGN §8). */
+export function getCertificadoStatus(deps: Pick<Deps, 'store'>, empresaId: string, now: Date): CertificadoStatus {
+  const row = findLatestCertificado(deps.store.db, empresaId)
+  if (!row) throw new TimbreError('CERTIFICATE_NOT_FOUND')
+  return toCertificadoStatus(row, now)
+}
+
+export interface ActiveCertificado {
+  readonly id: string
+  readonly rutFirmante: string
+  readonly signer: Signer
+}
+
+const signers = new Map<string, Signer>()
+
+function signerOf(deps: Pick<Deps, 'vault'>, row: CertificadoRow): Signer {
+  const cached = signers.get(row.id)
+  if (cached) return cached
+  const privateKey: KeyObject = createPrivateKey({ key: deps.vault.open(row.private_key_sealed, `certificado:${row.id}`), format: 'der', type: 'pkcs8' })
+  const jwk = privateKey.export({ format: 'jwk' })
+  const signer: Signer = {
+    privateKey,
+    certificateDerBase64: Buffer.from(row.certificate_der).toString('base64'),
+    modulusBase64: Buffer.from(String(jwk.n), 'base64url').toString('base64'),
+    exponentBase64: Buffer.from(String(jwk.e), 'base64url').toString('base64'),
+  }
+  signers.set(row.id, signer)
+  return signer
+}
+
+/** What issuance and submission sign with; 422 CERTIFICATE_REQUIRED without an active, unexpired one (DESIGN §8). */
+export function openActiveCertificado(deps: Pick<Deps, 'store' | 'vault'>, empresaId: string, now: Date): ActiveCertificado {
+  const row = findActiveCertificado(deps.store.db, empresaId)
+  if (!row || new Date(row.not_after).getTime() <= now.getTime() || new Date(row.not_before).getTime() > now.getTime())
+    throw new TimbreError('CERTIFICATE_REQUIRED')
+  return { id: row.id, rutFirmante: row.rut_firmante, signer: signerOf(deps, row) }
+}
