@@ -9,6 +9,9 @@ import type { EmitirDte, Linea } from '../../../src/domain/emision'
 import { checkEmision } from '../../../src/domain/emision-rules'
 import { TIPOS } from '../../../src/domain/tipos'
 import { buildDteXml, documentId, formatDecimal, tedDataFor, xmlText, type DteInput, type EmpresaEmisora, type TedInput } from '../../../src/xml/dte-xml'
+import { signDte, verifyXmlSignatures } from '../../../src/xml/signature'
+import { buildTed, verifyTed } from '../../../src/xml/ted'
+import { makeCertificate, makeTestCaf } from '../../support/pki'
 
 const SCHEMAS = join(import.meta.dir, '../../../../shared/sii/schemas')
 const DTE_XSD = join(SCHEMAS, 'DTE_v10.xsd')
@@ -64,9 +67,10 @@ function build(request: EmitirDte, folio = 1001): { xml: string; ted: string; in
   return { xml: buildDteXml({ ...input, ted, tmstFirma: TMST }), ted, input }
 }
 
-/** The signed-shape document the schema wants: the DTE alone, or a boleta inside a minimal EnvioBOLETA. */
+/** What the schema wants: a signed DTE (a dummy Signature if it has none), a boleta inside a minimal EnvioBOLETA. */
 function forSchema(xml: string, request: EmitirDte, folio: number): string {
-  const signed = xml.replace(/<\/DTE>$/, `${dummySignature(documentId(request.tipo_dte, folio))}</DTE>`)
+  const hasSignature = /<Signature[\s>]/.test(xml)
+  const signed = hasSignature ? xml : xml.replace(/<\/DTE>$/, `${dummySignature(documentId(request.tipo_dte, folio))}</DTE>`)
   if (TIPOS[request.tipo_dte].envelope === 'EnvioDTE') return signed
   const caratula =
     '<Caratula version="1.0"><RutEmisor>76543210-3</RutEmisor><RutEnvia>12345678-5</RutEnvia><RutReceptor>60803000-K</RutReceptor>' +
@@ -446,4 +450,71 @@ describe('property: random valid documents validate against the XSD', () => {
     batch.run()
     for (const [file] of files) expect(batch.errorsOf(file)).toEqual([])
   }, 60_000)
+})
+
+// ------------------------------------------------------------------------------------------------ end to end
+
+/** xmlsec1, the referee of PROTOCOL §4.3: verifies a standalone DTE's signature by its document element's ID. */
+function xmlsec1Verifies(file: string, container: string, certificatePem: string): boolean {
+  const pem = `${file}.cert.pem`
+  writeFileSync(pem, certificatePem)
+  const run = Bun.spawnSync(['xmlsec1', '--verify', '--pubkey-cert-pem', pem, '--id-attr:ID', `http://www.sii.cl/SiiDte:${container}`, file], { stderr: 'pipe', stdout: 'pipe' })
+  return run.exitCode === 0
+}
+
+// The whole chain of issue 4 on one document of each type: tedDataFor → buildTed (real CAF key) → buildDteXml →
+// signDte (real certificate). The signed DTE is schema-valid with its real Signature, its TED and its signature verify
+// (ours and xmlsec1), and one changed byte breaks each (PROTOCOL §11).
+describe('stamped and signed: one document of each of the 12 types', () => {
+  const FOLIO = 17
+  const firstOfEach = [...new Map(loadFixtures().map((f) => [f.request.tipo_dte, f] as const)).values()]
+  const identity = makeCertificate({ rut: '12345678-5' })
+  const signedOf = new Map<string, string>()
+  const schemaFiles = new Map<string, string>()
+  const batch = new Batch(dir)
+
+  beforeAll(() => {
+    for (const f of firstOfEach) {
+      const caf = makeTestCaf({ tipoDte: f.request.tipo_dte, folioDesde: 1, folioHasta: 100 }).caf
+      const input: DteInput = { empresa: EMPRESA, folio: FOLIO, request: f.request, today: TODAY }
+      const ted = buildTed({ ...tedDataFor(input), timestamp: TMST }, caf)
+      const signed = signDte(buildDteXml({ ...input, ted, tmstFirma: TMST }), identity.signer)
+      signedOf.set(f.name, signed)
+      schemaFiles.set(f.name, batch.add(`signed-${f.name}`, signed, f.request, FOLIO))
+    }
+    batch.run()
+  })
+
+  test('covers the 12 types', () => expect(firstOfEach.map((f) => f.request.tipo_dte).sort((a, b) => a - b)).toEqual([33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112]))
+
+  for (const f of firstOfEach) {
+    test(`${f.name}: schema-valid with its real Signature; TED and signature verify`, () => {
+      const signed = signedOf.get(f.name)!
+      expect(batch.errorsOf(schemaFiles.get(f.name)!)).toEqual([])
+      expect(verifyTed(signed)).toBe(true)
+      expect(verifyXmlSignatures(signed)).toEqual([{ uri: `#${documentId(f.request.tipo_dte, FOLIO)}`, isValid: true }])
+    })
+
+    test(`${f.name}: xmlsec1 verifies the standalone DTE, and rejects it with one byte changed`, () => {
+      if (!Bun.which('xmlsec1')) throw new Error('xmlsec1 is required: apt-get install -y xmlsec1')
+      const signed = signedOf.get(f.name)!
+      const container = TIPOS[f.request.tipo_dte].container
+      const good = join(dir, `xmlsec-${f.name.replace(/[^\w.-]/g, '_')}.xml`)
+      writeFileSync(good, latin1(signed))
+      expect(xmlsec1Verifies(good, container, identity.certificatePem)).toBe(true)
+      const bad = `${good}.tampered.xml`
+      writeFileSync(bad, latin1(signed.replace(/<FchEmis>(\d{4})/, (_, y: string) => `<FchEmis>${Number(y) - 1}`)))
+      expect(xmlsec1Verifies(bad, container, identity.certificatePem)).toBe(false)
+    })
+
+    test(`${f.name}: one changed byte fails the signature, one changed DD byte fails the TED`, () => {
+      const signed = signedOf.get(f.name)!
+      const inDocument = signed.replace(/<FchEmis>(\d{4})/, (_, y: string) => `<FchEmis>${Number(y) - 1}`)
+      expect(inDocument).not.toBe(signed)
+      expect(verifyXmlSignatures(inDocument)[0]!.isValid).toBe(false)
+      const inDd = signed.replace(`<F>${FOLIO}</F>`, `<F>${FOLIO + 1}</F>`)
+      expect(inDd).not.toBe(signed)
+      expect(verifyTed(inDd)).toBe(false)
+    })
+  }
 })
