@@ -1,0 +1,271 @@
+// EnvioDTE and EnvioBOLETA: the signed envelopes that carry already-signed DTEs to the SII (PROTOCOL §5).
+// Each DTE goes in as text, byte for byte as it was signed and stored, so its own signature still verifies in place
+// and standalone (PROTOCOL §4.3 items 2 and 6); the envelope signature covers the SetDTE, canonicalized once in the
+// envelope's context (§4.3 item 3). Cost is one parse and one C14N of the whole SetDTE plus one RSA signature:
+// linear in the number of DTEs, with nothing done per DTE beyond a few regex and DOM look-ups (bench/envelope.ts).
+import { createHash, sign } from 'node:crypto'
+import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
+import { isTipoDte, type TipoDte } from '../domain/emision'
+import { normalizeRut } from '../domain/rut'
+import { TIPOS, type Envelope } from '../domain/tipos'
+import { childElements, parseXml, textOf, toLatin1Bytes } from './latin1'
+import type { Signer } from './signature'
+
+/**
+ * `SetDTE/@ID`, the envelope Reference's target. The SII's own example uses it (PROTOCOL §5); Timbre's Documento IDs
+ * are `F<folio>T<tipo>`, so it can never collide with one (an xs:ID must be unique in the file, §1.3).
+ */
+export const SET_DTE_ID = 'SetDoc'
+
+/** The SII's RUT: Caratula `RutReceptor` of every envelope uploaded to it (PROTOCOL §5). */
+export const SII_RUT = '60803000-K'
+
+export interface Caratula {
+  /** The issuer of every DTE in the envelope, canonical `12345678-K`. */
+  readonly rutEmisor: string
+  /** The signer's RUT (from the certificate): must equal the upload's `rutSender` (PROTOCOL §5). */
+  readonly rutEnvia: string
+  /** `SII_RUT` for an upload; the customer's RUT for intercambio. */
+  readonly rutReceptor: string
+  /** Date of the resolution that authorized the issuer, `YYYY-MM-DD` (certificación: the date the SII gave). */
+  readonly fchResol: string
+  /** Resolution number; 0 in certificación (PROTOCOL §5). */
+  readonly nroResol: number
+  /** `YYYY-MM-DDTHH:MM:SS`, America/Santiago local time, chosen by the caller (PROTOCOL §1.3). */
+  readonly tmstFirmaEnv: string
+}
+
+export interface EnvioInput {
+  /**
+   * Signed DTEs exactly as stored: one `<DTE …>…</DTE>` each, optionally preceded by an XML declaration (dropped,
+   * since a declaration cannot appear inside the envelope) and surrounded by whitespace (dropped).
+   */
+  readonly dtes: readonly string[]
+  readonly caratula: Caratula
+  readonly signer: Signer
+}
+
+interface EnvelopeKind {
+  readonly root: Envelope
+  readonly schema: string
+  /** EnvioDTE_v10.xsd: DTE maxOccurs 2000; EnvioBOLETA_v11.xsd: 500 (PROTOCOL §5, schemas/README). */
+  readonly maxDtes: number
+}
+
+const KINDS: Readonly<Record<Envelope, EnvelopeKind>> = {
+  EnvioDTE: { root: 'EnvioDTE', schema: 'EnvioDTE_v10.xsd', maxDtes: 2000 },
+  EnvioBOLETA: { root: 'EnvioBOLETA', schema: 'EnvioBOLETA_v11.xsd', maxDtes: 500 },
+}
+
+const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
+const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
+const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
+const SII_NS = 'http://www.sii.cl/SiiDte'
+const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
+const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#'
+
+/** The signed EnvioDTE for DTEs of every type but boletas (PROTOCOL §1.1, §5). Throws on a boleta or bad input. */
+export function buildEnvioDte(input: EnvioInput): string {
+  return buildEnvelope(KINDS.EnvioDTE, input)
+}
+
+/** The signed EnvioBOLETA for boletas 39 and 41 (PROTOCOL §5, §7.2). Throws on any other type or bad input. */
+export function buildEnvioBoleta(input: EnvioInput): string {
+  return buildEnvelope(KINDS.EnvioBOLETA, input)
+}
+
+/** The envelope as the ISO-8859-1 bytes its declaration announces, for upload and storage (PROTOCOL §1.2). */
+export function envelopeBytes(envelope: string): Uint8Array {
+  return toLatin1Bytes(envelope)
+}
+
+/**
+ * SHA-1 (base64) of the inclusive C14N of `SetDTE` in its envelope's context: the DigestValue of the envelope's
+ * Reference. The code path `build*` signs with; exported so a test can reproduce the SII example's vector (§4.3).
+ */
+export function setDteDigest(envelope: string): string {
+  return digestOfSetDte(parseXml(envelope))
+}
+
+interface PlacedDte {
+  /** The `<DTE …>…</DTE>` text, verbatim. */
+  readonly text: string
+  readonly tipo: TipoDte
+}
+
+function buildEnvelope(kind: EnvelopeKind, input: EnvioInput): string {
+  const where = `build${kind.root === 'EnvioDTE' ? 'EnvioDte' : 'EnvioBoleta'}`
+  if (input.dtes.length === 0) throw new Error(`${where}: an envelope needs at least one DTE`)
+  if (input.dtes.length > kind.maxDtes) throw new Error(`${where}: ${input.dtes.length} DTEs; ${kind.schema} allows at most ${kind.maxDtes}`)
+  checkCaratula(where, input.caratula)
+  const placed = input.dtes.map((dte, i) => placeDte(where, kind, dte, i))
+  const startTag = rootStartTag(kind)
+  const setDte =
+    `<SetDTE ID="${SET_DTE_ID}">\n${caratulaXml(input.caratula, subtotals(placed))}\n` +
+    `${placed.map((p) => p.text).join('\n')}\n</SetDTE>`
+  const unsigned = `<?xml version="1.0" encoding="ISO-8859-1"?>\n${startTag}\n${setDte}</${kind.root}>\n`
+  // The one parse and the one C14N of the whole SetDTE (the Signature goes after SetDTE, so it is not in the way).
+  const doc = parseXml(unsigned)
+  checkParsedSet(where, doc, placed, input.caratula.rutEmisor)
+  const signature = envelopeSignature(startTag, digestOfSetDte(doc), input.signer)
+  return `<?xml version="1.0" encoding="ISO-8859-1"?>\n${startTag}\n${setDte}${signature}</${kind.root}>\n`
+}
+
+/** Root attributes exactly as the SII's example writes them (PROTOCOL §5), schemaLocation naming this kind's XSD. */
+function rootStartTag(kind: EnvelopeKind): string {
+  return `<${kind.root} xmlns="${SII_NS}" xmlns:xsi="${XSI_NS}" xsi:schemaLocation="${SII_NS} ${kind.schema}" version="1.0">`
+}
+
+/**
+ * Strips the XML declaration and surrounding whitespace, checks what is left is one `<DTE>` element of a type this
+ * envelope carries, and reads its TipoDTE for the Caratula. The element text itself is never touched.
+ */
+function placeDte(where: string, kind: EnvelopeKind, dte: string, index: number): PlacedDte {
+  const text = dte.replace(/^\s*(?:<\?xml\s[^>]*\?>)?\s*/, '').trimEnd()
+  if (!/^<DTE[\s>]/.test(text) || !text.endsWith('</DTE>')) {
+    throw new Error(`${where}: dtes[${index}] must be one <DTE> element (an XML declaration before it is allowed)`)
+  }
+  // The first TipoDTE of a DTE is IdDoc's: Encabezado/IdDoc come first in every container (DTE_v10.xsd, BOLETADefType).
+  const tipo = Number(/<TipoDTE>\s*(\d+)\s*<\/TipoDTE>/.exec(text)?.[1])
+  if (!isTipoDte(tipo)) throw new Error(`${where}: dtes[${index}] has no TipoDTE Timbre knows`)
+  if (TIPOS[tipo].envelope !== kind.root) {
+    // PROTOCOL §1.1: boletas (39, 41) go only in EnvioBOLETA, every other type only in EnvioDTE.
+    throw new Error(`${where}: dtes[${index}] is a DTE ${tipo}, which belongs in ${TIPOS[tipo].envelope}, not ${kind.root}`)
+  }
+  return { text, tipo }
+}
+
+/** SubTotDTE: how many DTEs of each type, in ascending type order (PROTOCOL §5; the SII checks the counts). */
+function subtotals(placed: readonly PlacedDte[]): ReadonlyMap<TipoDte, number> {
+  const counts = new Map<TipoDte, number>()
+  for (const p of placed) counts.set(p.tipo, (counts.get(p.tipo) ?? 0) + 1)
+  return new Map([...counts].sort(([a], [b]) => a - b))
+}
+
+function caratulaXml(c: Caratula, counts: ReadonlyMap<TipoDte, number>): string {
+  const subTot = [...counts].map(([tipo, n]) => `<SubTotDTE><TpoDTE>${tipo}</TpoDTE><NroDTE>${n}</NroDTE></SubTotDTE>`).join('')
+  return (
+    `<Caratula version="1.0"><RutEmisor>${c.rutEmisor}</RutEmisor><RutEnvia>${c.rutEnvia}</RutEnvia>` +
+    `<RutReceptor>${c.rutReceptor}</RutReceptor><FchResol>${c.fchResol}</FchResol><NroResol>${c.nroResol}</NroResol>` +
+    `<TmstFirmaEnv>${c.tmstFirmaEnv}</TmstFirmaEnv>${subTot}</Caratula>`
+  )
+}
+
+/**
+ * Caratula values are written unescaped, so each is checked against its XSD type first (SiiTypes_v10.xsd RUTType,
+ * FechaType, NroResolType, FechaHoraType): a bad value is the caller's bug and must not reach the SII.
+ */
+function checkCaratula(where: string, c: Caratula): void {
+  for (const field of ['rutEmisor', 'rutEnvia', 'rutReceptor'] as const) {
+    if (normalizeRut(c[field]) !== c[field]) throw new RangeError(`${where}: caratula.${field} "${c[field]}" is not a valid RUT in the form 12345678-K`)
+  }
+  if (!isDateBetween(c.fchResol, /^\d{4}-\d{2}-\d{2}$/, 'T00:00:00')) {
+    throw new RangeError(`${where}: caratula.fchResol "${c.fchResol}" is not a date YYYY-MM-DD between 2000 and 2050`)
+  }
+  if (!Number.isSafeInteger(c.nroResol) || c.nroResol < 0 || c.nroResol > 999_999) {
+    throw new RangeError(`${where}: caratula.nroResol ${c.nroResol} is not an integer of at most 6 digits`)
+  }
+  if (!isDateBetween(c.tmstFirmaEnv, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, '')) {
+    throw new RangeError(`${where}: caratula.tmstFirmaEnv "${c.tmstFirmaEnv}" is not a local time YYYY-MM-DDTHH:MM:SS between 2000 and 2050`)
+  }
+}
+
+/** Matches the pattern, is a real calendar date and time (no 2026-02-30), and lies in FechaType's 2000–2050. */
+function isDateBetween(value: string, pattern: RegExp, timeSuffix: string): boolean {
+  if (!pattern.test(value)) return false
+  const iso = `${value}${timeSuffix}`
+  const parsed = new Date(`${iso}Z`)
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 19) === iso && iso >= '2000-01-01' && iso < '2051-01-01'
+}
+
+/**
+ * Checks on the parsed envelope that each input was exactly one DTE in the SII namespace, signed, of the type the
+ * Caratula counted, issued by the Caratula's RutEmisor, with a Documento ID unique in the file (xs:ID, PROTOCOL §1.3).
+ * A handful of child look-ups per DTE: no canonicalization, no serialization.
+ */
+function checkParsedSet(where: string, doc: Document, placed: readonly PlacedDte[], rutEmisor: string): void {
+  const setDte = childElements(doc.documentElement)[0]
+  const dtes = setDte === undefined ? [] : childElements(setDte).slice(1)
+  if (dtes.length !== placed.length) throw new Error(`${where}: ${placed.length} inputs gave ${dtes.length} DTE elements; each input must be exactly one <DTE>`)
+  const ids = new Set([SET_DTE_ID])
+  dtes.forEach((dte, i) => {
+    const fail = (why: string): never => {
+      throw new Error(`${where}: dtes[${i}] ${why}`)
+    }
+    if (dte.namespaceURI !== SII_NS) fail(`is in namespace "${dte.namespaceURI ?? ''}", not ${SII_NS}`)
+    const [container, ...rest] = childElements(dte)
+    const last = rest[rest.length - 1]
+    if (last?.localName !== 'Signature' || last.namespaceURI !== DSIG_NS) fail('is not signed (no Signature after its document element)')
+    const id = container?.getAttribute('ID') ?? ''
+    if (ids.has(id)) fail(`has the ID "${id}", already used in this envelope`)
+    ids.add(id)
+    const encabezado = container === undefined ? undefined : childNamed(container, 'Encabezado')
+    if (textAt(encabezado, 'IdDoc', 'TipoDTE') !== String(placed[i]?.tipo)) fail('has a TipoDTE other than the first <TipoDTE> of its text')
+    if (textAt(encabezado, 'Emisor', 'RUTEmisor') !== rutEmisor) fail(`is not issued by the Caratula's RutEmisor ${rutEmisor}`)
+  })
+}
+
+function childNamed(parent: Element, localName: string): Element | undefined {
+  return childElements(parent).find((e) => e.localName === localName)
+}
+
+function textAt(encabezado: Element | undefined, group: string, leaf: string): string | undefined {
+  const parent = encabezado === undefined ? undefined : childNamed(encabezado, group)
+  const element = parent === undefined ? undefined : childNamed(parent, leaf)
+  return element === undefined ? undefined : textOf(element).trim()
+}
+
+/**
+ * Inclusive C14N 1.0 of the root's first child (SetDTE) with the namespaces it inherits from the root: its apex gets
+ * `xmlns` and `xmlns:xsi`, the redundant declarations on each inner `<DTE>` drop out (PROTOCOL §4.3 item 3).
+ */
+function digestOfSetDte(doc: Document): string {
+  const setDte = childElements(doc.documentElement)[0]
+  if (setDte?.localName !== 'SetDTE') throw new Error('envelope: the root\'s first child is not SetDTE')
+  const canonical = canonicalize(doc, setDte, '/*/*[1]')
+  // C14N output is UTF-8 by definition (PROTOCOL §4.3 library notes), whatever the file's encoding.
+  return createHash('sha1').update(canonical, 'utf8').digest('base64')
+}
+
+function canonicalize(doc: Document, node: Element, anchoredXpath: string): string {
+  const ancestorNamespaces = findAncestorNs(doc, anchoredXpath)
+  return new C14nCanonicalization().process(node, { ancestorNamespaces, defaultNsForPrefix: { ds: DSIG_NS } }).toString()
+}
+
+/**
+ * The envelope's Signature, last child of the root (PROTOCOL §4.2), in the profile of §4.1. SignedInfo is
+ * canonicalized under the real root start tag, so it inherits `xmlns:xsi` as every verifier sees it in place (§4.3).
+ * The profile's text is repeated from `signature.ts`, which does not export it.
+ */
+function envelopeSignature(rootStartTag: string, digest: string, signer: Signer): string {
+  const signedInfo =
+    `<SignedInfo><CanonicalizationMethod Algorithm="${C14N}"/><SignatureMethod Algorithm="${RSA_SHA1}"/>` +
+    `<Reference URI="#${SET_DTE_ID}"><Transforms><Transform Algorithm="${C14N}"/></Transforms>` +
+    `<DigestMethod Algorithm="${SHA1}"/><DigestValue>${digest}</DigestValue></Reference></SignedInfo>`
+  const signatureValue = sign('sha1', Buffer.from(canonicalSignedInfo(rootStartTag, signedInfo), 'utf8'), signer.privateKey)
+  return (
+    `<Signature xmlns="${DSIG_NS}">${signedInfo}<SignatureValue>${signatureValue.toString('base64')}</SignatureValue>` +
+    `<KeyInfo>${keyInfoContent(signer)}</KeyInfo></Signature>`
+  )
+}
+
+/** SignedInfo as it will sit: under `<Signature xmlns=xmldsig>` under the real root start tag (a few hundred bytes). */
+function canonicalSignedInfo(rootStartTag: string, signedInfo: string): string {
+  const rootName = /^<(\w+)/.exec(rootStartTag)?.[1] ?? ''
+  const wrapper = parseXml(`${rootStartTag}<Signature xmlns="${DSIG_NS}">${signedInfo}</Signature></${rootName}>`)
+  const signature = childElements(wrapper.documentElement)[0]
+  const node = signature === undefined ? undefined : childElements(signature)[0]
+  if (node === undefined) throw new Error('envelope: SignedInfo wrapper did not parse as expected')
+  return canonicalize(wrapper, node, '/*/*[1]/*[1]')
+}
+
+/** KeyValue first, then X509Data (xmldsignature_v10.xsd order, PROTOCOL §4.1), as signDte writes it. */
+function keyInfoContent(signer: Signer): string {
+  const certificate = (signer.certificateDerBase64.replace(/\s/g, '').match(/.{1,64}/g) ?? []).join('\n')  // LF, never CR (§4.1)
+  return (
+    '<KeyValue><RSAKeyValue>' +
+    `<Modulus>${signer.modulusBase64}</Modulus><Exponent>${signer.exponentBase64}</Exponent>` +
+    '</RSAKeyValue></KeyValue>' +
+    `<X509Data><X509Certificate>${certificate}</X509Certificate></X509Data>`
+  )
+}
