@@ -411,12 +411,19 @@ function checkAduanaCodes(data: ExportData): FieldError[] {
 
 // ------------------------------------------------------------------------------------------------ totals
 
+/** Largest amount accepted (15 digits): totals stay exact JavaScript integers, far inside MontoType's 18 digits. */
+export const MONTO_MAX = 999_999_999_999_999
+
 // Every amount of a Documento, Exportaciones or boleta is non-negative in the XSD (MontoType); only 43 may go below.
 function checkTotalsSign(request: EmitirDte): FieldError[] {
   const negativeAt = findNegativeDescuento(request)
   if (negativeAt !== null && request.tipo_dte !== 43)
     return [fail(`descuentos_globales.${negativeAt}.valor_dr`, 'INCONSISTENT', 'El descuento deja un total negativo.')]
-  if (request.tipo_dte === 43 || computeTotals(request).monto_total >= 0) return []
+  const totales = computeTotals(request)
+  const amounts = [totales.monto_neto, totales.monto_exento, totales.monto_total, totales.exportacion?.monto_total ?? null]
+  if (amounts.some((m) => m !== null && Math.abs(m) > MONTO_MAX))
+    return [fail('detalle', 'OUT_OF_RANGE', `Los montos del documento superan ${MONTO_MAX}.`)]
+  if (request.tipo_dte === 43 || totales.monto_total >= 0) return []
   const field = (request.comisiones ?? []).length > 0 ? 'comisiones' : 'impuestos_retenciones'
   return [fail(field, 'INCONSISTENT', 'Las retenciones o comisiones superan el total del documento.')]
 }

@@ -150,6 +150,7 @@ const cases: Case[] = [
   ['descuentos_globales.0.tpo_valor', 'INCONSISTENT', factura, (b) => { b.detalle[0]!.cod_imp_adic = 27; b.detalle.push({ nombre: 'Sin impuesto', cantidad: 1, precio: 1000 }); b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '$', valor_dr: 100 }] }],
   ['descuentos_globales.1.valor_dr', 'INCONSISTENT', factura, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '%', valor_dr: 50 }, { tpo_mov: 'D', tpo_valor: '$', valor_dr: 50000 }] }],
   ['descuentos_globales.0.valor_dr', 'INCONSISTENT', factura, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '$', valor_dr: 10, ind_exe_dr: 1 }] }],
+  ['detalle', 'OUT_OF_RANGE', factura, (b) => { b.detalle[0] = { nombre: 'Enorme', cantidad: 999999999999, precio: 999999999999 } }],
   // exports (spec 2.11, DESIGN §12)
   ['export_data', 'REQUIRED', exportacion, (b) => { delete b.export_data }],
   ['export_data', 'NOT_ALLOWED', factura, (b) => { b.export_data = { tpo_moneda: 'DOLAR USA', tpo_cambio: 900 } }],
