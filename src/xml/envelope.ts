@@ -47,14 +47,16 @@ export interface EnvioInput {
 
 interface EnvelopeKind {
   readonly root: Envelope
+  /** The exported function's name, which starts every error message. */
+  readonly builder: string
   readonly schema: string
   /** EnvioDTE_v10.xsd: DTE maxOccurs 2000; EnvioBOLETA_v11.xsd: 500 (PROTOCOL §5, schemas/README). */
   readonly maxDtes: number
 }
 
 const KINDS: Readonly<Record<Envelope, EnvelopeKind>> = {
-  EnvioDTE: { root: 'EnvioDTE', schema: 'EnvioDTE_v10.xsd', maxDtes: 2000 },
-  EnvioBOLETA: { root: 'EnvioBOLETA', schema: 'EnvioBOLETA_v11.xsd', maxDtes: 500 },
+  EnvioDTE: { root: 'EnvioDTE', builder: 'buildEnvioDte', schema: 'EnvioDTE_v10.xsd', maxDtes: 2000 },
+  EnvioBOLETA: { root: 'EnvioBOLETA', builder: 'buildEnvioBoleta', schema: 'EnvioBOLETA_v11.xsd', maxDtes: 500 },
 }
 
 const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
@@ -94,7 +96,7 @@ interface PlacedDte {
 }
 
 function buildEnvelope(kind: EnvelopeKind, input: EnvioInput): string {
-  const where = `build${kind.root === 'EnvioDTE' ? 'EnvioDte' : 'EnvioBoleta'}`
+  const where = kind.builder
   if (input.dtes.length === 0) throw new Error(`${where}: an envelope needs at least one DTE`)
   if (input.dtes.length > kind.maxDtes) throw new Error(`${where}: ${input.dtes.length} DTEs; ${kind.schema} allows at most ${kind.maxDtes}`)
   checkCaratula(where, input.caratula)
