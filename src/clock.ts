@@ -17,3 +17,20 @@ const SANTIAGO_DATE = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sant
 export function santiagoDate(d: Date): string {
   return SANTIAGO_DATE.format(d)
 }
+
+const SANTIAGO_TIME = new Intl.DateTimeFormat('en-CA', {
+  timeZone: 'America/Santiago',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+})
+
+/** SII timestamps (TmstFirma, TSTED, TmstFirmaEnv): `YYYY-MM-DDTHH:MM:SS`, Santiago local time (DESIGN §12, PROTOCOL §1.3). */
+export function santiagoTimestamp(d: Date): string {
+  const p = Object.fromEntries(SANTIAGO_TIME.formatToParts(d).map((x) => [x.type, x.value]))
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`
+}

@@ -12,6 +12,7 @@ import { opsRoutes, type Readiness } from './routes/ops'
 import { fieldErrorsFromTypeBox } from './validation'
 import { API_PREFIX } from './prefix'
 import { cafRoutes } from './routes/caf'
+import { dteRoutes } from './routes/dte'
 import { certificadoRoutes } from './routes/certificado'
 
 export { API_PREFIX }
@@ -65,7 +66,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     })
     .use(docsRoutes())
     .use(opsRoutes(deps, readiness))
-    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)))
   return app
 }
 

@@ -1,0 +1,56 @@
+// Issued documents. Lists are newest first by UUIDv7, each filter backed by an (empresa_id, column, id) index.
+import { and, count, desc, eq, getTableColumns, gte, lt, lte, type SQL } from 'drizzle-orm'
+import type { Db } from './open'
+import { dtes, type DteRow } from './schema'
+
+export type NewDte = typeof dtes.$inferInsert
+
+export interface DteFilter {
+  readonly tipoDte?: number
+  readonly estado?: string
+  readonly fechaDesde?: string
+  readonly fechaHasta?: string
+  readonly rutReceptor?: string
+}
+
+export function insertDte(db: Db, row: NewDte): DteRow {
+  return db.insert(dtes).values(row).returning().get()
+}
+
+export function findDte(db: Db, empresaId: string, id: string): DteRow | undefined {
+  return db.select().from(dtes).where(and(eq(dtes.empresa_id, empresaId), eq(dtes.id, id))).get()
+}
+
+function conditions(empresaId: string, f: DteFilter): SQL[] {
+  const c: SQL[] = [eq(dtes.empresa_id, empresaId)]
+  if (f.tipoDte !== undefined) c.push(eq(dtes.tipo_dte, f.tipoDte))
+  if (f.estado !== undefined) c.push(eq(dtes.estado, f.estado))
+  if (f.fechaDesde !== undefined) c.push(gte(dtes.fecha_emision, f.fechaDesde))
+  if (f.fechaHasta !== undefined) c.push(lte(dtes.fecha_emision, f.fechaHasta))
+  if (f.rutReceptor !== undefined) c.push(eq(dtes.rut_receptor, f.rutReceptor))
+  return c
+}
+
+// Lists never return the XML blob nor the stored request: leave them out of the read.
+const { xml: _xml, request: _request, ...LIST_COLUMNS } = getTableColumns(dtes)
+export type DteListRow = Omit<DteRow, 'xml' | 'request'>
+
+export function listDtes(db: Db, empresaId: string, filter: DteFilter, afterId: string | null, limit: number): DteListRow[] {
+  const c = conditions(empresaId, filter)
+  if (afterId !== null) c.push(lt(dtes.id, afterId))
+  return db.select(LIST_COLUMNS).from(dtes).where(and(...c)).orderBy(desc(dtes.id)).limit(limit).all()
+}
+
+export function countDtes(db: Db, empresaId: string, filter: DteFilter): number {
+  return db.select({ n: count() }).from(dtes).where(and(...conditions(empresaId, filter))).get()?.n ?? 0
+}
+
+/** Moves a DTE from one estado to another only if it is still in the first (no lost updates between processes). */
+export function transitionDte(db: Db, empresaId: string, id: string, from: string, patch: Partial<NewDte>): DteRow | undefined {
+  return db
+    .update(dtes)
+    .set(patch)
+    .where(and(eq(dtes.empresa_id, empresaId), eq(dtes.id, id), eq(dtes.estado, from)))
+    .returning()
+    .get()
+}

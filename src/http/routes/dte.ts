@@ -1,0 +1,135 @@
+// Spec 4.1: listarDTEs, emitirDTE, obtenerDTE, descargarDTEXml, and the submission request of DESIGN §6.
+import { Elysia } from 'elysia'
+import { santiagoDate } from '../../clock'
+import { isTipoDte } from '../../domain/emision'
+import { normalizeRut } from '../../domain/rut'
+import { TimbreError, type FieldError } from '../../errors'
+import type { Deps } from '../../services/deps'
+import { getDte, getDteXml, listDtes, requestSubmission } from '../../services/dtes'
+import { findIdempotentAnswer, issueDte } from '../../services/issue-dte'
+import { decodeCursor, encodeCursor, parseLimit } from '../pagination'
+import { credentialOf } from '../request-context'
+import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { EmitirDteBody, validateEmision } from '../schemas/dte'
+import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../schemas/dte-query'
+
+const IDEMPOTENCY_HEADER = 'Idempotency-Key'
+
+function idempotencyKeyOf(request: Request): string {
+  const key = request.headers.get(IDEMPOTENCY_HEADER)
+  if (key === null || key.trim() === '')
+    throw new TimbreError('VALIDATION_ERROR', { details: [{ field: IDEMPOTENCY_HEADER, code: 'REQUIRED', message: 'El encabezado Idempotency-Key (UUID) es obligatorio.' }] })
+  if (!isUuid(key.trim()))
+    throw new TimbreError('VALIDATION_ERROR', { details: [{ field: IDEMPOTENCY_HEADER, code: 'INVALID_FORMAT', message: 'Idempotency-Key debe ser un UUID.' }] })
+  return key.trim().toLowerCase()
+}
+
+function pathId(id: string): string {
+  if (!isUuid(id)) throw new TimbreError('NOT_FOUND')
+  return id.toLowerCase()
+}
+
+type ListQuery = { tipo_dte?: string; estado?: string; fecha_desde?: string; fecha_hasta?: string; rut_receptor?: string }
+
+function listFilter(q: ListQuery) {
+  const errors: FieldError[] = []
+  const tipo = q.tipo_dte === undefined ? undefined : Number(q.tipo_dte)
+  if (tipo !== undefined && !isTipoDte(tipo)) errors.push({ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' })
+  const rut = q.rut_receptor === undefined ? undefined : normalizeRut(q.rut_receptor)
+  if (rut === null) errors.push({ field: 'rut_receptor', code: 'INVALID_RUT', message: 'RUT inválido.' })
+  if (q.fecha_desde !== undefined && q.fecha_hasta !== undefined && q.fecha_desde > q.fecha_hasta)
+    errors.push({ field: 'fecha_desde', code: 'INCONSISTENT', message: 'fecha_desde es posterior a fecha_hasta.' })
+  if (errors.length > 0) throw new TimbreError('VALIDATION_ERROR', { details: errors })
+  return { tipoDte: tipo, estado: q.estado, fechaDesde: q.fecha_desde, fechaHasta: q.fecha_hasta, rutReceptor: rut ?? undefined }
+}
+
+export const dteRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/dte', normalize: false })
+    .get(
+      '',
+      ({ request, query }) => {
+        const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
+        const { rows, total } = listDtes(deps, credentialOf(request).empresaId, listFilter(query), { afterId: decodeCursor(query.cursor), limit: limit + 1 })
+        const items = rows.slice(0, limit)
+        return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null, total_count: total }
+      },
+      {
+        query: ListarDtesQuery,
+        detail: { operationId: 'listarDTEs', tags: ['DTE'], summary: 'DTE emitidos, más recientes primero' },
+        response: { 200: DteListSchema, ...commonErrors },
+      },
+    )
+    .post(
+      '',
+      ({ request, body, set }) => {
+        const empresaId = credentialOf(request).empresaId
+        const key = idempotencyKeyOf(request)
+        const answer =
+          findIdempotentAnswer(deps, empresaId, key, body) ??
+          (() => {
+            const checked = validateEmision(body, santiagoDate(deps.clock.now()))
+            if (!checked.ok) throw new TimbreError('VALIDATION_ERROR', { details: checked.errors })
+            return issueDte(deps, { empresaId, idempotencyKey: key, body, request: checked.value })
+          })()
+        set.status = answer.status
+        if (answer.location) set.headers['location'] = answer.location
+        if (answer.isReplay) set.headers['x-idempotency-replay'] = 'true'
+        return answer.body as Record<string, unknown>
+      },
+      {
+        parse: 'json',
+        detail: {
+          operationId: 'emitirDTE',
+          tags: ['DTE'],
+          summary: 'Emite un DTE: folio, XML, timbre (TED) y firma; responde 201 con estado firmado',
+          parameters: [{ name: IDEMPOTENCY_HEADER, in: 'header', required: true, schema: { type: 'string', format: 'uuid' } }],
+          requestBody: { required: true, content: { 'application/json': { schema: EmitirDteBody } } },
+        } as Record<string, unknown>,
+        response: { 201: IssuanceResponseSchema, 409: ErrorEnvelopeSchema, 422: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .get(
+      '/:id',
+      ({ request, params, query }) => getDte(deps, credentialOf(request).empresaId, pathId(params.id), { includeXml: query.include_xml === 'true' }),
+      {
+        query: ObtenerDteQuery,
+        detail: { operationId: 'obtenerDTE', tags: ['DTE'], summary: 'Un DTE con su seguimiento y último estado del SII' },
+        response: { 200: DteSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .get(
+      '/:id/xml',
+      ({ request, params }) => {
+        const xml = getDteXml(deps, credentialOf(request).empresaId, pathId(params.id))
+        return new Response(Buffer.from(xml.bytes), {
+          headers: {
+            'content-type': 'application/xml; charset=ISO-8859-1',
+            'content-disposition': `inline; filename="DTE-${xml.tipoDte}-F${xml.folio}.xml"`,
+          },
+        })
+      },
+      {
+        detail: {
+          operationId: 'descargarDTEXml',
+          tags: ['DTE'],
+          summary: 'XML firmado del DTE (ISO-8859-1, bytes exactos)',
+          responses: { 200: { description: 'DTE firmado', content: { 'application/xml': { schema: { type: 'string' } } } } },
+        },
+      },
+    )
+    .post(
+      '/:id/enviar',
+      ({ request, params, set }) => {
+        set.status = 202
+        return requestSubmission(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now())
+      },
+      {
+        detail: {
+          operationId: 'enviarDTE',
+          tags: ['DTE'],
+          summary: 'Encola un DTE firmado para su envío al SII (extensión)',
+          'x-timbre-extension': true,
+        } as Record<string, unknown>,
+        response: { 202: DteSchema, 404: ErrorEnvelopeSchema, 409: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )

@@ -1,0 +1,152 @@
+// POST /dte (spec 4.1, 4.8; DESIGN §6, §11, §12): one synchronous SQLite transaction takes the folio, builds, stamps and
+// signs the document, stores it and its idempotency record. A crash at any instant rolls the whole of it back, so a
+// folio is consumed exactly when its signed document is durably stored, and a 201 is only sent after the commit.
+import { createHash, createPrivateKey, type KeyObject } from 'node:crypto'
+import { isoTimestamp, santiagoDate, santiagoTimestamp } from '../clock'
+import { takeFolio } from '../db/caf-store'
+import { insertDte } from '../db/dte-store'
+import { findEmpresaById } from '../db/empresa-store'
+import { deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey } from '../db/idempotency-store'
+import type { CafRow, EmpresaRow, IdempotencyRow } from '../db/schema'
+import { canonicalJson } from '../domain/canonical-json'
+import { resolveFechaEmision, type EmitirDte } from '../domain/emision'
+import { normalizeRut } from '../domain/rut'
+import { computeTotals } from '../domain/totals'
+import { TimbreError } from '../errors'
+import { readCafElement, type Caf } from '../xml/caf'
+import { buildDteXml, tedDataFor } from '../xml/dte-xml'
+import { parseXml, toLatin1Bytes } from '../xml/latin1'
+import { signDte } from '../xml/signature'
+import { buildTed } from '../xml/ted'
+import { openActiveCertificado } from './certificados'
+import type { Deps } from './deps'
+
+/** Spec 2.2: the issuance response holds only these. */
+export interface IssuanceResponse {
+  readonly id: string
+  readonly folio: number
+  readonly tipo_dte: number
+  readonly estado: 'firmado'
+  readonly monto_total: number
+  readonly created_at: string
+}
+
+export interface StoredAnswer {
+  readonly status: number
+  readonly body: unknown
+  readonly location: string | null
+  readonly isReplay: boolean
+}
+
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex')
+}
+
+function replayOf(row: IdempotencyRow, hash: string): StoredAnswer {
+  if (row.request_hash !== hash) throw new TimbreError('IDEMPOTENCY_BODY_MISMATCH', { context: { idempotency_key: row.key } })
+  return { status: row.response_status, body: JSON.parse(row.response_body) as unknown, location: row.location, isReplay: true }
+}
+
+/** A stored answer for this key, replayed; 422 when the key came with another body; null when the key is new. */
+export function findIdempotentAnswer(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, key: string, body: unknown): StoredAnswer | null {
+  const row = findIdempotencyKey(deps.store.db, empresaId, key)
+  if (!row || isExpired(row, deps.clock.now())) return null
+  return replayOf(row, requestHash(body))
+}
+
+function isExpired(row: IdempotencyRow, now: Date): boolean {
+  return Date.parse(row.created_at) + IDEMPOTENCY_RETENTION_MS <= now.getTime()
+}
+
+// The CAF's folio key, opened once per CAF and kept as a KeyObject (a PEM re-parse per signature costs, STACK-NOTES).
+const cafKeys = new Map<string, Caf>()
+
+function cafForStamping(deps: Pick<Deps, 'vault'>, row: CafRow): Caf {
+  const cached = cafKeys.get(row.id)
+  if (cached) return cached
+  const privateKey: KeyObject = createPrivateKey({ key: deps.vault.open(row.private_key_sealed, `caf:${row.id}`), format: 'der', type: 'pkcs8' })
+  const caf: Caf = { ...readCafElement(parseXml(row.caf_xml).documentElement as unknown as Element), privateKey, rsaPubk: null }
+  cafKeys.set(row.id, caf)
+  return caf
+}
+
+function stampAndSign(deps: Pick<Deps, 'vault'>, input: { empresa: EmpresaRow; folio: number; caf: CafRow; request: EmitirDte; now: Date; signer: Parameters<typeof signDte>[1] }) {
+  const today = santiagoDate(input.now)
+  const timestamp = santiagoTimestamp(input.now)
+  const dteInput = { empresa: input.empresa, folio: input.folio, request: input.request, today }
+  const ted = buildTed({ ...tedDataFor(dteInput), timestamp }, cafForStamping(deps, input.caf))
+  const xml = buildDteXml({ ...dteInput, ted, tmstFirma: timestamp })
+  return toLatin1Bytes(signDte(xml, input.signer))
+}
+
+export interface IssueInput {
+  readonly empresaId: string
+  readonly idempotencyKey: string
+  /** The body as received, for the idempotency hash. */
+  readonly body: unknown
+  /** The same body, validated (shape and rules). */
+  readonly request: EmitirDte
+}
+
+export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log'>, input: IssueInput): StoredAnswer {
+  const now = deps.clock.now()
+  const hash = requestHash(input.body)
+  const certificado = openActiveCertificado(deps, input.empresaId, now)
+  const empresa = findEmpresaById(deps.store.db, input.empresaId)
+  if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
+  const totales = computeTotals(input.request)
+  const at = isoTimestamp(now)
+  // Synchronous from BEGIN to COMMIT (bun:sqlite): no other request of this process runs in between (STACK-NOTES).
+  return deps.store.db.transaction(
+    (tx) => {
+      const earlier = findIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
+      if (earlier && !isExpired(earlier, now)) return replayOf(earlier, hash)
+      // Past its 24 h the key is free again even if housekeeping has not pruned it yet.
+      if (earlier) deleteIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
+      const taken = takeFolio(tx, input.empresaId, input.request.tipo_dte, santiagoDate(now))
+      if (!taken) throw new TimbreError('NO_FOLIOS_AVAILABLE', { context: { tipo_dte: input.request.tipo_dte } })
+      const xml = stampAndSign(deps, { empresa, folio: taken.folio, caf: taken.caf, request: input.request, now, signer: certificado.signer })
+      const dte = insertDte(tx, {
+        id: Bun.randomUUIDv7(),
+        empresa_id: input.empresaId,
+        tipo_dte: input.request.tipo_dte,
+        folio: taken.folio,
+        caf_id: taken.caf.id,
+        estado: 'firmado',
+        rut_receptor: normalizeRut(input.request.receptor.rut) ?? input.request.receptor.rut,
+        razon_social_receptor: input.request.receptor.razon_social,
+        fecha_emision: resolveFechaEmision(input.request, santiagoDate(now)),
+        monto_neto: totales.monto_neto,
+        monto_exento: totales.monto_exento,
+        tasa_iva: totales.tasa_iva,
+        iva: totales.iva,
+        monto_total: totales.monto_total,
+        detalle: [...input.request.detalle],
+        referencias: [...(input.request.referencias ?? [])],
+        request: input.request as unknown as Record<string, unknown>,
+        xml: Buffer.from(xml),
+        auto_send: input.request.auto_send ?? true,
+        metadata: (input.request.metadata ?? {}) as Record<string, unknown>,
+        next_attempt_at: (input.request.auto_send ?? true) ? at : null,
+        created_at: at,
+        updated_at: at,
+      })
+      const body: IssuanceResponse = { id: dte.id, folio: dte.folio, tipo_dte: dte.tipo_dte, estado: 'firmado', monto_total: dte.monto_total, created_at: dte.created_at }
+      const location = `/api/v1/billing/dte/${dte.id}`
+      insertIdempotencyKey(tx, {
+        empresa_id: input.empresaId,
+        key: input.idempotencyKey,
+        request_hash: hash,
+        response_status: 201,
+        response_body: JSON.stringify(body),
+        location,
+        created_at: at,
+      })
+      deps.log.info('dte.issued', { empresa_id: input.empresaId, dte_id: dte.id, tipo_dte: dte.tipo_dte, folio: dte.folio })
+      return { status: 201, body, location, isReplay: false }
+    },
+    { behavior: 'immediate' },
+  )
+}

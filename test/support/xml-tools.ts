@@ -1,0 +1,52 @@
+// The referees of the XML: xmllint against the SII's XSDs and xmlsec1 for signatures (tests may read ../shared).
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { TIPOS } from '../../src/domain/tipos'
+import type { TipoDte } from '../../src/domain/emision'
+
+export const SCHEMAS = join(import.meta.dir, '../../../shared/sii/schemas')
+const work = mkdtempSync(join(tmpdir(), 'timbre-xml-'))
+let seq = 0
+
+function tempFile(bytes: Uint8Array, ext = 'xml'): string {
+  const file = join(work, `f${++seq}.${ext}`)
+  writeFileSync(file, bytes)
+  return file
+}
+
+/** A Signature of the profile's shape for the envelope level: the XSD checks shape, xmlsec1 checks the DTE's own. */
+const DUMMY_SET_SIGNATURE =
+  '<Signature xmlns="http://www.w3.org/2000/09/xmldsig#"><SignedInfo>' +
+  '<CanonicalizationMethod Algorithm="http://www.w3.org/TR/2001/REC-xml-c14n-20010315"/>' +
+  '<SignatureMethod Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"/>' +
+  '<Reference URI="#SetDoc"><Transforms><Transform Algorithm="http://www.w3.org/TR/2001/REC-xml-c14n-20010315"/></Transforms>' +
+  '<DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/><DigestValue>hlmQtu/AyjUjTDhM3852wvRCr8w=</DigestValue></Reference>' +
+  '</SignedInfo><SignatureValue>AAAA</SignatureValue><KeyInfo><KeyValue><RSAKeyValue><Modulus>AAAA</Modulus><Exponent>AQAB</Exponent>' +
+  '</RSAKeyValue></KeyValue><X509Data><X509Certificate>AAAA</X509Certificate></X509Data></KeyInfo></Signature>'
+
+/** Boletas only validate inside an EnvioBOLETA (PROTOCOL §7.2): wrap the signed DTE's bytes verbatim in a minimal one. */
+function boletaEnvelope(dte: Uint8Array, tipo: number): Uint8Array {
+  const head =
+    '<?xml version="1.0" encoding="ISO-8859-1"?><EnvioBOLETA xmlns="http://www.sii.cl/SiiDte" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" version="1.0">' +
+    '<SetDTE ID="SetDoc"><Caratula version="1.0"><RutEmisor>76543210-3</RutEmisor><RutEnvia>7880442-4</RutEnvia><RutReceptor>60803000-K</RutReceptor>' +
+    `<FchResol>2014-08-22</FchResol><NroResol>0</NroResol><TmstFirmaEnv>2026-01-01T00:00:00</TmstFirmaEnv><SubTotDTE><TpoDTE>${tipo}</TpoDTE><NroDTE>1</NroDTE></SubTotDTE></Caratula>`
+  const body = Buffer.from(dte).toString('latin1').replace(/^<\?xml[^>]*\?>/, '')
+  return Buffer.from(`${head}${body}</SetDTE>${DUMMY_SET_SIGNATURE}</EnvioBOLETA>`, 'latin1')
+}
+
+/** Schema errors of a stored DTE ([] when valid): DTE_v10.xsd, or EnvioBOLETA_v11.xsd for 39/41. */
+export function schemaErrors(dte: Uint8Array, tipo: TipoDte): string[] {
+  const isBoleta = TIPOS[tipo].envelope === 'EnvioBOLETA'
+  const file = tempFile(isBoleta ? boletaEnvelope(dte, tipo) : dte)
+  const xsd = join(SCHEMAS, isBoleta ? 'EnvioBOLETA_v11.xsd' : 'DTE_v10.xsd')
+  const run = Bun.spawnSync(['xmllint', '--noout', '--nonet', '--schema', xsd, file], { stdout: 'pipe', stderr: 'pipe' })
+  return run.exitCode === 0 ? [] : run.stderr.toString('latin1').split('\n').filter((l) => l.trim() !== '')
+}
+
+/** xmlsec1 verifies the standalone DTE's signature with the key in its KeyInfo. */
+export function xmlsec1Verifies(dte: Uint8Array, tipo: TipoDte): boolean {
+  const file = tempFile(dte)
+  const run = Bun.spawnSync(['xmlsec1', '--verify', '--id-attr:ID', `http://www.sii.cl/SiiDte:${TIPOS[tipo].container}`, file], { stdout: 'pipe', stderr: 'pipe' })
+  return run.exitCode === 0
+}
