@@ -1,13 +1,17 @@
-// `housekeeping` (DESIGN §1): keeps the store lean. Later issues add what expires (idempotency keys past 24 h).
+// `housekeeping` (DESIGN §1): forgets idempotency keys past their 24 h (spec 4.8) and keeps the planner statistics fresh.
+import { isoTimestamp } from '../clock'
+import { deleteIdempotencyKeysBefore } from '../db/idempotency-store'
 import type { Deps } from '../services/deps'
+import { IDEMPOTENCY_RETENTION_MS } from '../services/issue-dte'
 import type { Job } from './scheduler'
 
 export const housekeepingJob: Job = {
   name: 'housekeeping',
-  everyMs: 60 * 60 * 1000,
-  runOnce(deps: Deps): number {
-    // SQLite's own advice for long-lived connections: refresh planner statistics where they drifted.
+  everyMs: 10 * 60 * 1000,
+  runOnce(deps: Deps, now: Date): number {
+    const pruned = deleteIdempotencyKeysBefore(deps.store.db, isoTimestamp(new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS)))
+    // SQLite's advice for long-lived connections: refresh planner statistics where they drifted.
     deps.store.sqlite.run('PRAGMA optimize')
-    return 0
+    return pruned
   },
 }
