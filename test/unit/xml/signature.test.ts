@@ -1,13 +1,16 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SignedXml } from 'xml-crypto'
+import type { EmitirDte } from '../../../src/domain/emision'
+import { buildDteXml, tedDataFor, type EmpresaEmisora, type TedInput } from '../../../src/xml/dte-xml'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../../src/xml/latin1'
 import { signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed, verifyTed } from '../../../src/xml/ted'
-import { makeCertificate, makeTestCaf, testCa } from '../../support/pki'
+import { makeCertificate, makeTestCaf, signerOf, testCa } from '../../support/pki'
 
 const SHARED = join(import.meta.dir, '../../../../shared/sii')
 const SCHEMAS = join(SHARED, 'schemas')
@@ -196,5 +199,188 @@ describe('the SII official example, through verifyXmlSignatures (PROTOCOL §4.3 
   test('with the certificate check on, its mismatching X509Certificate is reported', () => {
     const checks = verifyXmlSignatures(OFFICIAL_EXAMPLE)
     expect(checks.map((c) => c.reason)).toEqual(['X509Certificate does not hold the RSAKeyValue key', 'X509Certificate does not hold the RSAKeyValue key'])
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ pinned output
+// signDte's output for fixed inputs and a fixed key, recorded from the xml-crypto (DOM) implementation before the
+// string canonicalizer existed: any change to how signDte canonicalizes must keep these bytes (RSA PKCS#1 v1.5 is
+// deterministic, so the whole signed text is). The key and certificate are throwaway test material made with
+// `openssl req -x509 -newkey rsa:2048 -nodes`.
+const PINNED_KEY_PEM = `-----BEGIN PRIVATE KEY-----
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQCgV/tDa544kJwQ
+FhGp1SCpuymg226soQCwNUy2WF3bNTa6vNFS8HDi0LNSWsud0tr6ofKNzywJFnYv
+ha1uW6+IcIpt9ZpDmxtuzBEnCIbGoG4OaYwUru7ZCElDgZNiqam6aNAJ4MxuXqEm
+k3ZYvPKGWi56mHK45xdC1y0Znfxq9moefAFQiGhjJhuw8EUaCBLXBeV04fWVOI5d
+gddoIbbZkoJMqVkNqYB3CYfeXjnJcGnXyD8NXO6ztpS48GQeCSUl8EEhpEonYdtx
+sQjOm+/1AQ7kwQD2z1XJ+MiAAiHmLEjFfymuhSaSd1MzPWRaWxEbi87mH7K5y9m5
+HOFAzgBbAgMBAAECggEADwOzaWtKPBVn1REeo07BSb4sa5Ml/cVFHrrxotY10mEy
+bZxhD4lTUMc723eEFJRvi+5JRmKCxvETAmfb8cxlF1DOgvXEyxWFpUOM9vY970Xg
+4w7wHpReP6AegtM/MrXHc8dSdR0B7PMwgj+8Ym/YV/YENIJST80tPkWO7r9T/ndM
+Psreeuk5l/foNUWEiwCIFrpO+7VIRkIGw36UXTxZmtsKV3A1G9Cqwi6U99TXX0HQ
+DsuUT7Zph+SLSTMQ+QrGiB1eN7srJ+Fo5dXTK+/VckQbztWnxwKzUHsLjCyCI+Yb
+z6tg2WJSS57QEOjVqYS7I9oLoTBbgddSdfEERhCBlQKBgQDWhGcGpQv+hzoF5269
+jN6CDFNf3Y64D2vj/8J7oj2xWzCg09OJeMJOziFgSMQzVasR8qujkzeqCN1DO+r5
+oXIuqo4PwdUw+5Pi3GZWPqzDC2wr+0tfITX+BeiCfvPv0isTjwJzjKQIpZSztc5t
+186xWOYcdqO4Vfaj/zFmw8vfrwKBgQC/Wbz9fOUzxF+2bq6qkEt7uoetqHH24g3k
+uZ4+Dvzlu5fxSjrtRmsKBcrtQY2glE0V9Zq8cqfB7P/T+H9rTXR2DxhCavOjgtAk
+fDuBggy/4NjNg6z2fuM97DFPkZNr2AWH0YVt3tXxkEJBK1eCTBRcAmwYi3nOwujB
+O27Wh6CJFQKBgQDNO/2JuOyBxwS3U1V62kSjrYEzDbkW1gJGL5L1UCKwBWu/4wnW
+04creEEsalH0PzkdQcv/AsFV14dBZRkJXfHtPdYOs0bxxzAU8wKh7vLA5LPIXHMe
+/5o1f5eVCjr+LlhyLPeOb3ccorZjPUTTiI5C1KfLgaJfoTcIbgXoqNjsFwKBgEFx
+YY+YfZM84Dc2l4pCG27PlsOvznpPSc0mJpa27Ytso0SkzI6F/OnKnWKTfuqijdKq
+0ycMV4+djMlkPb/nF6Og+f0NMxKDFMjFrFxYrB+buMpg9HDBaNquwxahhTfnA801
+vVqcUbNyURaUyjMH7hahxXKHkTtDsfMUbo30iNUZAoGBALpZDIlkKjb9+1WYGjNc
+RHC28Jh2Ky+5ttgGLd/VV0+sYLBv0uFojlWaAdwSFwZ2E5W7FtrgPSRuyYaNKcvh
+mfs75iMujMINsJcSZrvPFemZqjJ1gVTNjRT94cZ42mDKB7DHBmZVmgxBappp12Av
+ccJZNfvNIi/jXSCIBt0YM21e
+-----END PRIVATE KEY-----`
+const PINNED_CERT_PEM = `-----BEGIN CERTIFICATE-----
+MIIDGTCCAgGgAwIBAgICEJIwDQYJKoZIhvcNAQELBQAwJDEiMCAGA1UEAwwZVGlt
+YnJlIHBpbm5lZCB0ZXN0IHNpZ25lcjAgFw0yNjExMjIyMTU1NDdaGA8yMDUxMDcx
+NDIxNTU0N1owJDEiMCAGA1UEAwwZVGltYnJlIHBpbm5lZCB0ZXN0IHNpZ25lcjCC
+ASIwDQYJKoZIhvcNAQEBBQADggEPADCCAQoCggEBAKBX+0NrnjiQnBAWEanVIKm7
+KaDbbqyhALA1TLZYXds1Nrq80VLwcOLQs1Jay53S2vqh8o3PLAkWdi+FrW5br4hw
+im31mkObG27MEScIhsagbg5pjBSu7tkISUOBk2Kpqbpo0AngzG5eoSaTdli88oZa
+LnqYcrjnF0LXLRmd/Gr2ah58AVCIaGMmG7DwRRoIEtcF5XTh9ZU4jl2B12ghttmS
+gkypWQ2pgHcJh95eOclwadfIPw1c7rO2lLjwZB4JJSXwQSGkSidh23GxCM6b7/UB
+DuTBAPbPVcn4yIACIeYsSMV/Ka6FJpJ3UzM9ZFpbERuLzuYfsrnL2bkc4UDOAFsC
+AwEAAaNTMFEwHQYDVR0OBBYEFCiKVSoQv8EcaowvKv421Uc2ZHNxMB8GA1UdIwQY
+MBaAFCiKVSoQv8EcaowvKv421Uc2ZHNxMA8GA1UdEwEB/wQFMAMBAf8wDQYJKoZI
+hvcNAQELBQADggEBAArXYFootNw0s4DUjj3tBTPokwft3sfHWnRvpPXqubzMbz/n
+2un9dNaI3GHy62Zsb8MdPsUC7+o4hq+DEppH+Wvxy4iywyl4yci7fTXUq9zrRVzj
+ZySis+rxbBWsmz/jO4rUyDgGyVCL2lkEOrL87CHyEq5kqGmBVONeMl1vNDW+C7kA
+7jA7ND6qBlzYHx2kHtujaaCWag03MsBfCboB38nN7COgRCFLzpqb7EUwUlEjtROU
+TXYlPj6SUIThRWTJciI7J27+IDJCyxN50NZ/ffStBdOY7PX50mgpp8UfpPAWzU6W
+VCvlrMQdFLBhdxtTL6nqLZtzOkQHcLVcS8ib/DQ=
+-----END CERTIFICATE-----`
+
+const PINNED_SIGNER = signerOf(createPrivateKey(PINNED_KEY_PEM), new X509Certificate(PINNED_CERT_PEM).raw)
+const PIN_EMPRESA: EmpresaEmisora = {
+  rut: '76.543.210-3',
+  razon_social: 'Ferretería y Servicios Ñandú SpA',
+  giro: 'Venta al por mayor de materiales de construcción y artículos de ferretería',
+  acteco: [466302, 475201],
+  direccion: 'Av. Libertador Bernardo O’Higgins 1449, piso 3',
+  comuna: 'Santiago',
+  ciudad: 'Santiago',
+}
+const PIN_TMST = '2025-06-30T10:15:00'
+const FIVE: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
+const five = (s: string) => s.replace(/[&<>"']/g, (c) => FIVE[c]!)
+
+/** A TED with the shape and escaping buildTed writes, with fixed FRMA/FRMT bytes (signDte never checks them). */
+function pinnedTed(t: TedInput): string {
+  return (
+    `<TED version="1.0"><DD><RE>${t.rutEmisor}</RE><TD>${t.tipoDte}</TD><F>${t.folio}</F><FE>${t.fechaEmision}</FE>` +
+    `<RR>${t.rutReceptor}</RR><RSR>${five(t.razonSocialReceptor)}</RSR><MNT>${t.montoTotal}</MNT><IT1>${five(t.item1)}</IT1>` +
+    `<CAF version="1.0"><DA><RE>${t.rutEmisor}</RE><RS>FERRETERIA NANDU</RS><TD>${t.tipoDte}</TD><RNG><D>1</D><H>5000</H></RNG>` +
+    '<FA>2025-01-02</FA><RSAPK><M>0a4O6Kbx8Qj3K4iWSP4w7KneZYeJ+g/prihYtIEolKt3cykSxl1zO8vSXu397QhTmsX7SBEudTUx++2zDXBhZw==</M><E>Aw==</E></RSAPK>' +
+    '<IDK>100</IDK></DA><FRMA algoritmo="SHA1withRSA">g1AQX0sy8NJugX52k2hTJEZAE9Cuul6pqYBdFxj1N17umW7zG/hAavCALKByHzdYAfZ3LhGTXCai5zNxOo4lDQ==</FRMA></CAF>' +
+    `<TSTED>${PIN_TMST}</TSTED></DD><FRMT algoritmo="SHA1withRSA">GbmDcS9e/jVC2LsLIe1iRV12Bf6lxsILtbQiCkh6mbjckFCJ7fj/kakFTS06Jo8iS4HXvJj3oYZuey53Krniew==</FRMT></TED>`
+  )
+}
+
+/** Every request under test/fixtures/dte, in a stable order. */
+function fixtureRequests(): Array<{ name: string; request: EmitirDte; today: string }> {
+  const root = join(import.meta.dir, '../../fixtures/dte')
+  return readdirSync(root).sort().flatMap((tipo) =>
+    readdirSync(join(root, tipo)).filter((f) => f.endsWith('.json')).sort().map((f) => {
+      const json = JSON.parse(readFileSync(join(root, tipo, f), 'utf8')) as { request: EmitirDte; today?: string }
+      return { name: `${tipo}/${f}`, request: json.request, today: json.today ?? '2025-06-30' }
+    }))
+}
+
+/** The unsigned DTE of a fixture, as the issuance pipeline builds it (with the pinned TED). */
+function pinnedDte(request: EmitirDte, today: string, folio: number): string {
+  const input = { empresa: PIN_EMPRESA, folio, request, today }
+  return buildDteXml({ ...input, ted: pinnedTed(tedDataFor(input)), tmstFirma: PIN_TMST })
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex').slice(0, 32)
+
+/** Inputs outside what buildDteXml writes, each still a DTE signDte accepts today. */
+function pinnedVariants(): Record<string, string> {
+  const base = pinnedDte(fixtureRequests()[1]!.request, '2025-06-30', 77)
+  return {
+    'hand-written, indented with LF': base.replace(/></g, '>\n  <').replace('>\n  <DTE', '>\n<DTE'),
+    'a comment inside Documento': base.replace('<Encabezado>', '<!-- nota & "x" --><Encabezado>'),
+    'CDATA in a name': base.replace(/<NmbItem>[^<]*<\/NmbItem>/, '<NmbItem><![CDATA[Tornillo <M6> & "tuerca"]]></NmbItem>'),
+    'numeric character references': base.replace(/<NmbItem>/, '<NmbItem>&#209;&#xE1;&#62;&#38;&#13;'),
+    'single-quoted attributes': base.replace('<TED version="1.0">', "<TED version='1.0'>").replace('<CAF version="1.0">', "<CAF version='1.0'>"),
+    'CR and CRLF between and inside elements': base.replace('<Encabezado>', '\r\n<Encabezado>').replace(/<NmbItem>/, '<NmbItem>a\r\nb\rc'),
+    'an empty element': base.replace('<Encabezado>', '<Encabezado><Nada/>').replace('<IdDoc>', '<IdDoc><Vacío a="1" b="&quot;2&gt;"/>'),
+    'two attributes and entities in attributes': base.replace('<TED version="1.0">', '<TED version="1.0" z="&lt;&amp;&apos;&quot;\t\n" a="x">'),
+    'no XML declaration, namespaces declared': base.replace(/^<\?xml[^>]*\?>/, ''),
+    'DTE without namespaces': base.replace(' xmlns="http://www.sii.cl/SiiDte"', '').replace(' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"', ''),
+  }
+}
+
+const PINNED_SIGNED: Record<string, string> = {
+  "033/001-ejemplo-oficial-sii.json": "c53d34dd82bd4b40c3e9920326410f34",
+  "033/002-afecta-y-exenta.json": "368ea90696677cf6db1a5354abcb5681",
+  "033/003-descuento-linea.json": "f6dee246e06ce7d2105fd3dedf2cd667",
+  "033/004-descuento-global.json": "6e9bc83890d00102afb2e63189c912bf",
+  "033/005-impuestos-adicionales.json": "d9bc81adc7b6e0fff7c175c25d91cb3c",
+  "033/006-montos-brutos.json": "6623c1a9b800885302769bcfd21480f4",
+  "033/007-orden-de-compra.json": "f35d14610a367f8ece4f9e61e0413d17",
+  "033/008-set-de-pruebas.json": "c6667fdff1cd1b456db9eb5424e1fbef",
+  "034/001-servicios-exentos.json": "b72e2c2a297c2817f037fe0fb86a00f2",
+  "034/002-no-facturable.json": "e0dd1a400396ffa881f6bbd613d3154d",
+  "034/003-descuento-inferido-exento.json": "54891ead5bf2f46b6f78d9d7016b9904",
+  "039/001-descuento-global.json": "206d887c495e07656defe056a6e4f6aa",
+  "039/002-tres-lineas.json": "6c093c7e47592f4026ce4088d28d2e44",
+  "039/003-linea-exenta.json": "f1fe8fe3801eede944f5643140bf5509",
+  "039/004-descuento-linea.json": "5553e9228e1800b702d7f5b886d0c1a0",
+  "041/001-exenta.json": "7ee277a21c95fe97f9d9aa717a1ab957",
+  "041/002-descuento-global.json": "88de5522709f9da222444b69b14ab309",
+  "043/001-liquidacion.json": "39288e729dbf31c0a531e26da44cb1e6",
+  "043/002-anticipo-negativo.json": "62192b4b3a453b39c294fe028e08d742",
+  "046/001-retencion-total.json": "ca90f0389df67913e1af68bf5ab68dfa",
+  "046/002-retencion-parcial.json": "2be7893d976c06a38bb4d9be86117b17",
+  "046/003-retencion-con-descuento.json": "b2fa294acf423d5474effbe113e309d9",
+  "052/001-venta.json": "bef18824cfc4d69579ee0d64e37161c5",
+  "052/002-traslado-interno.json": "72ae593fa0776394b211bc3f02c185ae",
+  "052/003-consignacion.json": "5bf790d2dbf4fee7f40a93e316c94cc8",
+  "056/001-intereses.json": "0670fc7f68666b2226bd249a67d29f13",
+  "056/002-anula-nota-credito.json": "4749212c9a2b62a373298ed68376d435",
+  "056/003-boleta-montos-brutos.json": "38c00fbfe27f526615bd5b2663bfe27c",
+  "061/001-anula-factura.json": "42b2098863a5b46beafa322c37a50832",
+  "061/002-corrige-texto.json": "79ac133cb98c35904cc8f918c0304a70",
+  "061/003-devolucion-parcial.json": "b3e088847ad0b746518d45dd9ac871bd",
+  "061/004-boleta-montos-brutos.json": "12f9b382d10555405105be64e0d88ce3",
+  "061/005-set-de-pruebas.json": "0fd1453012130bf4f0f7dda353f76b43",
+  "110/001-dolares.json": "7713530a9588d71fba2232d087c55067",
+  "110/002-recargo-linea.json": "7e9559f31fbfec0f11e002936d3c03b8",
+  "110/003-sin-pago.json": "9ea8addc130b60d52042d5077ef11857",
+  "110/004-pesos.json": "cbd80d960b18d32248d5e49418f9a934",
+  "110/005-euros-descuento.json": "b9915127a0a9acbb95ad3ac0ba0e768b",
+  "111/001-nota-debito.json": "e21b967ad47c245855b8ad1e5786a2b2",
+  "112/001-nota-credito.json": "3949107fe2e8dc598577e11edaac6f74",
+  "112/002-corrige-texto.json": "f99271e6233c16824d93c06c70de00c5",
+  "CDATA in a name": "30784b3a310982f0b5d3c3a3c4485b61",
+  "CR and CRLF between and inside elements": "d33660fed97fc5e3bac434dbea398a64",
+  "DTE without namespaces": "d9d30a16171b2c65b69a5ee18dcbb9bf",
+  "a comment inside Documento": "96e77039739719679291c06a3001b053",
+  "an empty element": "ce39e1c5fe7da7b511955d39068e3b2b",
+  "hand-written, indented with LF": "23c96f0a3942e94bdb9567623e6dc062",
+  "no XML declaration, namespaces declared": "af7b4a4af9927af562dfd3416a945a64",
+  "numeric character references": "c52700b2419465840538bf17c450383e",
+  "single-quoted attributes": "857cd3ec508400c896e963274e89d63b",
+  "two attributes and entities in attributes": "01ae85ebc925a07111ff4ea626cf771f",
+}
+
+describe('signDte output is pinned (byte-identical to the xml-crypto implementation)', () => {
+  test('every fixture, built by buildDteXml, signs to the recorded bytes', () => {
+    const got = Object.fromEntries(fixtureRequests().map((f, i) => [f.name, sha256(signDte(pinnedDte(f.request, f.today, 1000 + i), PINNED_SIGNER))]))
+    expect(got).toEqual(Object.fromEntries(Object.entries(PINNED_SIGNED).filter(([k]) => k in got)))
+    expect(Object.keys(got).length).toBeGreaterThanOrEqual(35)
+  })
+
+  test('inputs outside the builder\'s form (comments, CDATA, references, quotes, CR…) sign to the recorded bytes', () => {
+    const base = pinnedDte(fixtureRequests()[1]!.request, '2025-06-30', 77)
+    for (const xml of Object.values(pinnedVariants())) expect(xml).not.toBe(base)
+    const got = Object.fromEntries(Object.entries(pinnedVariants()).map(([name, xml]) => [name, sha256(signDte(xml, PINNED_SIGNER))]))
+    expect(got).toEqual(Object.fromEntries(Object.entries(PINNED_SIGNED).filter(([k]) => k in got)))
   })
 })
