@@ -29,8 +29,15 @@ function describeSii(target: SiiTarget): string {
   return 'SII real (maullin.sii.cl / palena.sii.cl según el ambiente de cada empresa)'
 }
 
+/** The invoice the demo's curl issues: ASCII only, so it survives any terminal and shell. */
+const DEMO_INVOICE = {
+  tipo_dte: 33,
+  receptor: { rut: '76086428-5', razon_social: 'Cliente de Prueba SpA', giro: 'Comercio', direccion: 'Av. Apoquindo 4500', comuna: 'Las Condes', ciudad: 'Santiago' },
+  detalle: [{ nombre: 'Taladro percutor 750W', cantidad: 1, precio: 45990 }, { nombre: 'Brocas para concreto (set 5)', cantidad: 2, precio: 6990 }],
+}
+
 function printDemo(deps: Deps, baseUrl: string): void {
-  const outcome = ensureDemo(deps.store, deps.config.dataDir, deps.clock.now())
+  const outcome = ensureDemo(deps, deps.config.dataDir, deps.clock.now())
   if (outcome.kind === 'skipped') {
     deps.log.warn('demo.skipped', { reason: outcome.reason })
     return
@@ -44,6 +51,9 @@ function printDemo(deps: Deps, baseUrl: string): void {
       `API key de escritura de la demo: ${outcome.apiKey}`,
       'Pruebe:',
       `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/empresa`,
+      'Emita una primera factura (repetir el mismo comando no duplica: la Idempotency-Key es la misma):',
+      `  curl -s -X POST ${baseUrl}/api/v1/billing/dte -H 'X-Api-Key: ${outcome.apiKey}' -H 'Content-Type: application/json' -H 'Idempotency-Key: ${crypto.randomUUID()}' -d '${JSON.stringify(DEMO_INVOICE)}'`,
+      `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/dte`,
       `Documentación de la API: ${baseUrl}/docs`,
       '',
     ].join('\n'),

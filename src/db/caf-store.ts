@@ -65,6 +65,16 @@ export function takeFolio(db: Db, empresaId: string, tipoDte: number, today: str
   return { caf, folio: caf.next_folio - 1 }
 }
 
+/** Highest folio ever authorised for the type (0 when none): where a new range may start. */
+export function lastFolioHasta(db: Db, empresaId: string, tipoDte: number): number {
+  const row = db
+    .select({ h: sql<number | null>`max(${cafs.folio_hasta})` })
+    .from(cafs)
+    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte)))
+    .get()
+  return Number(row?.h ?? 0)
+}
+
 /** Free folios of a type over its active CAFs (caf.low_stock, DESIGN §7). */
 export function foliosLeft(db: Db, empresaId: string, tipoDte: number, today: string): number {
   const row = db

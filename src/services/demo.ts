@@ -1,5 +1,6 @@
-// `serve --demo` (DESIGN §10): a ready-to-try company on an empty data dir. The demo company is marked is_demo and never
-// talks to the real SII. Later issues add its certificate and simulator CAFs here.
+// `serve --demo` (DESIGN §10): a ready-to-try company on an empty data dir, with a test certificate and simulator CAFs
+// for every type, so the printed curl issues a real (simulated) invoice. The demo company is marked is_demo and never
+// talks to the real SII.
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { listEmpresas as listRows } from '../db/empresa-store'
@@ -7,8 +8,21 @@ import type { Store } from '../db/open'
 import { authenticateApiKey, createApiKey } from './api-keys'
 import { createEmpresa, toEmpresaRecord, type EmpresaRecord } from './empresas'
 import { TimbreError } from '../errors'
+import { santiagoDate } from '../clock'
+import { makeDemoPfx } from '../crypto/demo-certificate'
+import { findActiveCertificado } from '../db/certificado-store'
+import { foliosLeft, lastFolioHasta } from '../db/caf-store'
+import { TIPOS_DTE } from '../domain/emision'
+import { issueCaf, simulatorAuthorityKey } from '../sii/simulator/caf-issuer'
+import { SIMULATOR_IDK } from '../xml/authority-keys'
+import { registerCaf } from './cafs'
+import { uploadCertificado } from './certificados'
+import type { Deps } from './deps'
 
 export const DEMO_RUT = '76543210-3'
+export const DEMO_SIGNER_RUT = '11111111-1'
+/** Each demo CAF authorises this many folios; a used-up type gets the next range on the next start. */
+const DEMO_FOLIOS = 1000
 /** The demo key is kept in clear beside the database so every `npm start` can print it; only the demo company's. */
 export const DEMO_KEY_FILE = 'demo-api-key'
 
@@ -29,7 +43,32 @@ function storedDemoKey(store: Store, dataDir: string, now: Date): string | null 
   }
 }
 
-export function ensureDemo(store: Store, dataDir: string, now: Date): DemoOutcome {
+/** Certificate and one active CAF per type, made only where missing (a restart keeps what exists). */
+function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empresa: EmpresaRecord, now: Date): void {
+  if (!findActiveCertificado(deps.store.db, empresa.id)) {
+    const pfx = makeDemoPfx({ rutFirmante: DEMO_SIGNER_RUT, nombre: 'USUARIO DEMO TIMBRE', password: 'demo', now, validDays: 365 })
+    uploadCertificado(deps, empresa.id, { pfx, password: 'demo' }, now)
+  }
+  const today = santiagoDate(now)
+  for (const tipo of TIPOS_DTE) {
+    if (foliosLeft(deps.store.db, empresa.id, tipo, today) > 0) continue
+    const desde = lastFolioHasta(deps.store.db, empresa.id, tipo) + 1
+    const xml = issueCaf({
+      rut: empresa.rut,
+      razonSocial: empresa.razon_social,
+      tipoDte: tipo,
+      folioDesde: desde,
+      folioHasta: desde + DEMO_FOLIOS - 1,
+      fechaAutorizacion: today,
+      idk: SIMULATOR_IDK,
+      authorityPrivateKey: simulatorAuthorityKey(),
+    })
+    registerCaf(deps, empresa.id, { tipo_dte: tipo, caf_xml: xml }, now)
+  }
+}
+
+export function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, dataDir: string, now: Date): DemoOutcome {
+  const store = deps.store
   const rows = listRows(store.db)
   const existing = rows.find((r) => r.is_demo)
   if (!existing && rows.length > 0)
@@ -53,6 +92,7 @@ export function ensureDemo(store: Store, dataDir: string, now: Date): DemoOutcom
         },
         now,
       )
+  provisionDemo(deps, empresa, now)
   const kept = storedDemoKey(store, dataDir, now)
   if (kept) return { kind: 'ready', empresa, apiKey: kept, created: !existing }
   const { key } = createApiKey(store, { empresaId: empresa.id, write: true, nombre: 'demo', now })
