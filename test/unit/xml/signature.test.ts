@@ -8,7 +8,7 @@ import { SignedXml } from 'xml-crypto'
 import type { EmitirDte } from '../../../src/domain/emision'
 import { buildDteXml, tedDataFor, type EmpresaEmisora, type TedInput } from '../../../src/xml/dte-xml'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../../src/xml/latin1'
-import { signDte, verifyXmlSignatures } from '../../../src/xml/signature'
+import { canonicalFormsFromText, signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed, verifyTed } from '../../../src/xml/ted'
 import { makeCertificate, makeTestCaf, signerOf, testCa } from '../../support/pki'
 
@@ -382,5 +382,97 @@ describe('signDte output is pinned (byte-identical to the xml-crypto implementat
     for (const xml of Object.values(pinnedVariants())) expect(xml).not.toBe(base)
     const got = Object.fromEntries(Object.entries(pinnedVariants()).map(([name, xml]) => [name, sha256(signDte(xml, PINNED_SIGNER))]))
     expect(got).toEqual(Object.fromEntries(Object.entries(PINNED_SIGNED).filter(([k]) => k in got)))
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ both paths, xmlsec1
+// The string canonicalizer (xml/c14n.ts) is compared with xml-crypto in c14n.test.ts; here the signatures it leads to
+// are checked by the referee, xmlsec1 (libxml2's C14N), and by verifyXmlSignatures, for documents of every type.
+
+describe('signatures made on the string path and on the DOM path verify with xmlsec1 and verifyXmlSignatures', () => {
+  const signer = makeCertificate({ rut: '07880442-4', keySlot: 3 }).signer
+  const cafs = new Map<number, ReturnType<typeof makeTestCaf>['caf']>()
+  const stamped = (request: EmitirDte, today: string, folio: number): string => {
+    let tipoCaf = cafs.get(request.tipo_dte)
+    if (tipoCaf === undefined) {
+      tipoCaf = makeTestCaf({ tipoDte: request.tipo_dte, folioDesde: 1, folioHasta: 10_000 }).caf
+      cafs.set(request.tipo_dte, tipoCaf)
+    }
+    const input = { empresa: { ...PIN_EMPRESA, rut: '76543210-3' }, folio, request, today }
+    const ted = buildTed({ ...tedDataFor(input), timestamp: PIN_TMST }, tipoCaf)
+    return buildDteXml({ ...input, ted, tmstFirma: PIN_TMST })
+  }
+
+  test('every fixture (12 types), stamped with a real CAF: string path, xmlsec1 OK standalone and in EnvioDTE, TED verifies', () => {
+    for (const [i, f] of fixtureRequests().entries()) {
+      const unsigned = stamped(f.request, f.today, 500 + i)
+      expect(canonicalFormsFromText(unsigned)).not.toBeNull()
+      const signed = signDte(unsigned, signer)
+      // --id-attr names the signed element: Documento, Liquidacion (43) or Exportaciones (110–112).
+      const container = ['--id-attr:ID', `http://www.sii.cl/SiiDte:${/<DTE[^>]*><(\w+)/.exec(signed)?.[1]}`]
+      const check = xmlsec1(writeLatin1(signed), container)
+      if (!check.ok) throw new Error(`${f.name}: ${check.output}`)
+      expect(xmlsec1(writeLatin1(envioDte(signed)), [...container, ...FIRST_SIGNATURE]).ok).toBe(true)
+      expect(verifyXmlSignatures(signed)).toEqual([{ uri: `#F${500 + i}T${f.request.tipo_dte}`, isValid: true }])
+      expect(verifyTed(signed)).toBe(true)
+    }
+  }, 60_000)
+
+  test('documents with the hardest texts the builder accepts (& < > " \' TAB LF, all of Latin-1 but U+0085) verify', () => {
+    const nasty = Array.from({ length: 224 }, (_, i) => String.fromCharCode(0x20 + i)).join('').replace('\u0085', '')
+    const cases: Array<[string, string]> = [
+      ['quotes and brackets', `Ñandú & "Cía" <Ltda> 'Sur' ]]> ½ ° á`],
+      ['tabs and line feeds', '\tuno\n dos\r\ntres\n'],
+      ['all of Latin-1, first 40', nasty.slice(0, 40)],
+      ['all of Latin-1, the rest', nasty.slice(40)],
+    ]
+    for (const [name, text] of cases) {
+      const request: EmitirDte = {
+        ...fixtureRequests()[1]!.request,
+        receptor: { rut: '76.555.835-2', razon_social: text.slice(0, 100), giro: text.slice(0, 40), direccion: text.slice(0, 70) },
+        detalle: [{ nombre: text.slice(0, 80), dsc_item: text, cantidad: 1, precio: 1000 }],
+      }
+      const unsigned = stamped(request, '2025-06-30', 900)
+      expect(canonicalFormsFromText(unsigned)).not.toBeNull()
+      const signed = signDte(unsigned, signer)
+      const check = xmlsec1(writeLatin1(signed))
+      if (!check.ok) throw new Error(`${name}: ${check.output}`)
+      expect(verifyXmlSignatures(signed)[0]?.isValid).toBe(true)
+    }
+  }, 30_000)
+
+  // Which path each pinned variant takes; every one verifies either way.
+  const PATH: Record<string, 'string' | 'dom'> = {
+    'hand-written, indented with LF': 'string',
+    'a comment inside Documento': 'dom',
+    'CDATA in a name': 'dom',
+    'numeric character references': 'dom',
+    'single-quoted attributes': 'dom',
+    'CR and CRLF between and inside elements': 'dom',
+    'an empty element': 'dom',  // two attributes on <Vacío>
+    'two attributes and entities in attributes': 'dom',
+    'no XML declaration, namespaces declared': 'string',
+    'DTE without namespaces': 'string',
+  }
+
+  test.each(Object.keys(PATH))('%s: takes the expected path, xmlsec1 and verifyXmlSignatures accept it', (name) => {
+    const xml = pinnedVariants()[name]!
+    const withNamespaces = xml.includes('xmlns=') ? xml : xml.replace('<DTE version="1.0">', `<DTE xmlns="http://www.sii.cl/SiiDte" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" version="1.0">`)
+    expect(canonicalFormsFromText(withNamespaces) === null ? 'dom' : 'string').toBe(PATH[name]!)
+    const signed = signDte(xml, signer)
+    // Without a declaration the file is UTF-8 by definition (XML 1.0 §4.3.3), so write it that way for xmlsec1.
+    const path = signed.startsWith('<?xml') ? writeLatin1(signed) : join(DIR, `doc-${++fileCount}.xml`)
+    if (!signed.startsWith('<?xml')) writeFileSync(path, signed, 'utf8')
+    const check = xmlsec1(path)
+    if (!check.ok) throw new Error(check.output)
+    expect(verifyXmlSignatures(signed)[0]?.isValid).toBe(true)
+  })
+
+  test('malformed text still throws (the string path never signs what the parser refuses)', () => {
+    const base = stamped(fixtureRequests()[0]!.request, '2025-06-30', 901)
+    for (const bad of [base.replace('</Encabezado>', ''), base.replace('<RznSoc>', '<RznSoc>&A;'), base.replace('<RznSoc>', '<RznSoc>a & b')]) {
+      expect(canonicalFormsFromText(bad)).toBeNull()
+      expect(() => signDte(bad, signer)).toThrow(SyntaxError)
+    }
   })
 })
