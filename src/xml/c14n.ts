@@ -83,9 +83,9 @@ const DTE_TAIL = /^[\t\n ]*<\/DTE>[\t\n ]*$/
 const ALLOWED_DTE_ATTRIBUTES: Readonly<Record<string, string>> = { 'xmlns': SII_NS, 'xmlns:xsi': XSI_NS, 'version': '1.0' }
 
 /**
- * Namespace declarations of `<DTE>` as C14N renders them on an apex below it (default first, then by prefix) when
- * the start tag declares exactly `xmlns` = SiiDte and `xmlns:xsi` (PROTOCOL §4.3 item 6), plus optionally
- * `version="1.0"`; null for any other start tag.
+ * True when the `<DTE>` start tag declares exactly `xmlns` = SiiDte and `xmlns:xsi` (PROTOCOL §4.3 item 6), plus
+ * optionally `version="1.0"`, each once: then the in-scope namespaces of the signed element are those two and nothing
+ * else (no `xml:` attribute to inherit either, C14N §2.4).
  */
 function dteAttributesInSubset(attrs: string): boolean {
   const seen = new Set<string>()

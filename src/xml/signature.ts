@@ -1,7 +1,8 @@
 // XMLDSig as the SII profiles it (PROTOCOL §4.1): inclusive C14N 1.0, RSA-SHA1, SHA-1 digest, one Reference to the
 // document's ID with a single C14N transform, KeyInfo = KeyValue/RSAKeyValue then X509Data/X509Certificate, the
-// Signature as the last child of <DTE>. xml-crypto canonicalizes; the Signature is spliced into the caller's text so
-// nothing else of the DTE is re-serialized (the TED's escaping stays byte for byte what was stamped, §3.2).
+// Signature as the last child of <DTE>. `./c14n.ts` canonicalizes text in the builder's form, xml-crypto everything
+// else (same bytes, tested); the Signature is spliced into the caller's text so nothing else of the DTE is
+// re-serialized (the TED's escaping stays byte for byte what was stamped, §3.2).
 import { createHash, createPublicKey, sign, X509Certificate, type KeyObject } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs, SignedXml } from 'xml-crypto'
 import { canonicalDocumento, canonicalSignedInfo as canonicalSignedInfoFromText } from './c14n'
