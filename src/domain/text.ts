@@ -29,15 +29,18 @@ const TRANSLITERATIONS: Readonly<Record<string, string>> = {
 
 const TRANSLITERABLE = new RegExp(`[${Object.keys(TRANSLITERATIONS).join('')}]`, 'g')
 
-// C0 controls that XML 1.0 cannot carry at all; tab, LF and CR are legal and kept (DESIGN §12).
-const ILLEGAL_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g
+// C0 controls that XML 1.0 cannot carry at all; tab, LF and CR are legal and kept (DESIGN §12). DEL and the C1
+// controls (U+007F–U+009F) are legal XML but parsers disagree on them: xmldom reads U+0085 (NEL) as a line break and
+// libxml2 does not, so a signature made over one reading fails the other (found verifying with xmlsec1). They only
+// reach us from text decoded with the wrong code page, so they become a space too.
+const ILLEGAL_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g
 
 /** Typographic quotes, dashes, ellipsis and no-break spaces become their ASCII spelling (DESIGN §12). */
 export function transliterate(text: string): string {
   return text.replace(TRANSLITERABLE, (c) => TRANSLITERATIONS[c] ?? c)
 }
 
-/** C0 control characters other than tab, LF and CR become a space (DESIGN §12: XML 1.0 cannot carry them). */
+/** C0 control characters other than tab, LF and CR, DEL and C1 controls become a space (DESIGN §12). */
 export function replaceControls(text: string): string {
   return text.replace(ILLEGAL_CONTROLS, ' ')
 }

@@ -103,14 +103,23 @@ function rut(value: string): string {
   return canonical
 }
 
+/**
+ * xmlbuilder2 leaves text that already looks like an entity (`&amp;`, `&#209;`, `&A;`) unescaped, so a name typed as
+ * "A &amp; B" would be read back as "A & B" and disagree with its TED, and "&A;" would not parse. Escaping `&` first
+ * makes every `&` literal: xmlbuilder2 then sees only well-formed `&amp;` and writes it as it is.
+ */
+function literalText(value: string | number): string {
+  return String(value).replace(/&/g, '&amp;')
+}
+
 /** Adds `<name>text</name>` when there is something to say. */
 function opt(parent: XMLBuilder, name: string, value: string | number | null | undefined): void {
   if (value === undefined || value === null || value === '') return
-  parent.ele(name).txt(String(value))
+  parent.ele(name).txt(literalText(value))
 }
 
 function req(parent: XMLBuilder, name: string, value: string | number): void {
-  parent.ele(name).txt(String(value))
+  parent.ele(name).txt(literalText(value))
 }
 
 // ------------------------------------------------------------------------------------------------ TED data

@@ -57,6 +57,12 @@ describe('docs', () => {
     const putBody = res.json.paths['/api/v1/billing/empresa'].put.requestBody.content['application/json'].schema
     expect(putBody.properties.razon_social.maxLength).toBe(100)
     expect(res.json.paths['/health']).toBeDefined()
+    const operations = Object.values(res.json.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId))
+    for (const id of ['listarDTEs', 'emitirDTE', 'obtenerDTE', 'descargarDTEXml', 'listarCafs', 'subirCaf', 'obtenerCaf', 'obtenerEmpresa', 'actualizarEmpresa', 'estadoCertificado', 'subirCertificadoPfx'])
+      expect(operations).toContain(id)
+    expect(res.json.paths['/api/v1/billing/dte/{id}/enviar'].post['x-timbre-extension']).toBe(true)
+    expect(res.json.paths['/api/v1/billing/dte'].post.requestBody.content['application/json'].schema.required).toEqual(['tipo_dte', 'receptor', 'detalle'])
+    expect(Object.keys(res.json.paths['/api/v1/billing/empresa/certificado/pfx'].post.requestBody.content).sort()).toEqual(['application/json', 'multipart/form-data'])
     expect(Object.keys(res.json.paths).some((p) => p.startsWith('/docs'))).toBe(false)
   })
 })
