@@ -1,5 +1,5 @@
 // Issued documents. Lists are newest first by UUIDv7, each filter backed by an (empresa_id, column, id) index.
-import { and, count, desc, eq, getTableColumns, gte, lt, lte, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import type { Db } from './open'
 import { dtes, type DteRow } from './schema'
 
@@ -51,6 +51,57 @@ export function transitionDte(db: Db, empresaId: string, id: string, from: strin
     .update(dtes)
     .set(patch)
     .where(and(eq(dtes.empresa_id, empresaId), eq(dtes.id, id), eq(dtes.estado, from)))
+    .returning()
+    .get()
+}
+
+/**
+ * DTEs the submission job should take now (DESIGN §6): `firmado` with auto_send, and `enviando` (asked by /enviar or
+ * waiting for a retry), whose next_attempt_at has come. Oldest due first.
+ */
+export function findDueForSubmission(db: Db, nowIso: string, limit: number): DteRow[] {
+  return db
+    .select()
+    .from(dtes)
+    .where(
+      and(
+        or(and(eq(dtes.estado, 'firmado'), eq(dtes.auto_send, true)), eq(dtes.estado, 'enviando')),
+        isNotNull(dtes.next_attempt_at),
+        lte(dtes.next_attempt_at, nowIso),
+      ),
+    )
+    .orderBy(asc(dtes.next_attempt_at))
+    .limit(limit)
+    .all()
+}
+
+/** DTEs held by the SII whose next status query is due. */
+export function findDueForTracking(db: Db, nowIso: string, limit: number): DteRow[] {
+  return db
+    .select()
+    .from(dtes)
+    .where(and(eq(dtes.estado, 'procesando'), isNotNull(dtes.next_attempt_at), lte(dtes.next_attempt_at, nowIso)))
+    .orderBy(asc(dtes.next_attempt_at))
+    .limit(limit)
+    .all()
+}
+
+/** Age of the oldest DTE waiting on the SII (enviando or procesando, or firmado with auto_send), for /ready. */
+export function oldestPendingCreatedAt(db: Db): string | null {
+  const row = db
+    .select({ at: sql<string | null>`min(${dtes.created_at})` })
+    .from(dtes)
+    .where(or(inArray(dtes.estado, ['enviando', 'procesando']), and(eq(dtes.estado, 'firmado'), eq(dtes.auto_send, true))))
+    .get()
+  return row?.at ?? null
+}
+
+/** Updates a DTE only while it is still in one of `from` (a final state is never left, DESIGN §6). */
+export function updateDteIf(db: Db, id: string, from: readonly string[], patch: Partial<NewDte>): DteRow | undefined {
+  return db
+    .update(dtes)
+    .set(patch)
+    .where(and(eq(dtes.id, id), inArray(dtes.estado, [...from])))
     .returning()
     .get()
 }

@@ -141,6 +141,8 @@ export const dtes = sqliteTable(
     rechazados: integer('rechazados').notNull().default(0),
     reparos: integer('reparos').notNull().default(0),
     intentos: integer('intentos').notNull().default(0),
+    /** Status queries made while procesando: drives the tracking back-off (30 s doubling to 30 min). */
+    consultas: integer('consultas').notNull().default(0),
     /** When the SII jobs may look at it next (back-off); null when nothing is due. */
     next_attempt_at: text('next_attempt_at'),
     sii_status: text('sii_status', { mode: 'json' }).$type<Record<string, unknown>>(),
@@ -156,6 +158,27 @@ export const dtes = sqliteTable(
     index('dtes_empresa_receptor').on(t.empresa_id, t.rut_receptor, t.id),
     index('dtes_due').on(t.estado, t.next_attempt_at),
   ],
+)
+
+/**
+ * Envelopes sent to the SII, one per DTE (DESIGN §6: individual envelopes). The signed bytes are kept so every retry
+ * re-sends exactly the same file (the SII then answers "already received" instead of taking it twice).
+ */
+export const envios = sqliteTable(
+  'envios',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    canal: text('canal', { enum: ['soap', 'boleta'] }).notNull(),
+    file_name: text('file_name').notNull(),
+    /** EnvioDTE / EnvioBOLETA, ISO-8859-1 bytes exactly as signed. */
+    xml: blob('xml', { mode: 'buffer' }).notNull(),
+    track_id: text('track_id'),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [index('envios_empresa').on(t.empresa_id, t.id)],
 )
 
 /** Completed POST /dte answers, replayed for 24 h (spec 4.8, DESIGN §12). Only a 201 is stored. */
@@ -180,6 +203,7 @@ export type CertificadoRow = typeof certificados.$inferSelect
 export type CafRow = typeof cafs.$inferSelect
 export type DteRow = typeof dtes.$inferSelect
 export type IdempotencyRow = typeof idempotencyKeys.$inferSelect
+export type EnvioRow = typeof envios.$inferSelect
 export type EmpresaRow = typeof empresas.$inferSelect
 export type ApiKeyRow = typeof apiKeys.$inferSelect
 
