@@ -1,0 +1,55 @@
+// Where each SII call goes. The real SII splits its services over hosts by environment (PROTOCOL §6.1, §7.3); an
+// origin from `--sii` (DESIGN §2) takes every call, with the SII's own paths, so the simulator needs one port only.
+
+export type Ambiente = 'certificacion' | 'produccion'
+
+export interface SiiOrigins {
+  /** DTEWS SOAP services: CrSeed, GetTokenFromSeed, QueryEstUp, QueryEstDte (§6.1). */
+  readonly soap: string
+  /** `/cgi_dte/UPL/DTEUpload` (§6.4). */
+  readonly upload: string
+  /** Boleta REST resources: semilla, token, envelope status, consulta (§7.3). Its tokens are keyed on this origin. */
+  readonly boletaApi: string
+  /** Boleta envío: pangal/rahue only; [3P] the envío path on apicert/api answers "Acceso Denegado" (§7.3). */
+  readonly boletaEnvio: string
+}
+
+const SII_ORIGINS: Readonly<Record<Ambiente, SiiOrigins>> = {
+  certificacion: {
+    soap: 'https://maullin.sii.cl',
+    upload: 'https://maullin.sii.cl',
+    boletaApi: 'https://apicert.sii.cl',
+    boletaEnvio: 'https://pangal.sii.cl',
+  },
+  produccion: {
+    soap: 'https://palena.sii.cl',
+    upload: 'https://palena.sii.cl',
+    boletaApi: 'https://api.sii.cl',
+    boletaEnvio: 'https://rahue.sii.cl',
+  },
+}
+
+/** The SII's paths, identical on every host and on the simulator (§6.1, §6.4, §7.3). */
+export const PATHS = {
+  crSeed: '/DTEWS/CrSeed.jws',
+  getTokenFromSeed: '/DTEWS/GetTokenFromSeed.jws',
+  queryEstUp: '/DTEWS/QueryEstUp.jws',
+  queryEstDte: '/DTEWS/QueryEstDte.jws',
+  dteUpload: '/cgi_dte/UPL/DTEUpload',
+  boletaSemilla: '/recursos/v1/boleta.electronica.semilla',
+  boletaToken: '/recursos/v1/boleta.electronica.token',
+  boletaEnvio: '/recursos/v1/boleta.electronica.envio',
+  /** `/{rut}-{dv}-{trackid}` is appended (§7.3 item 4). */
+  boletaEnvioEstado: '/recursos/v1/boleta.electronica.envio',
+  /** `/{rut}-{dv}-{tipo}-{folio}/estado` is appended (§7.3 item 5). */
+  boletaConsulta: '/recursos/v1/boleta.electronica',
+} as const
+
+export type HostTarget = { readonly kind: 'sii' } | { readonly kind: 'origin'; readonly origin: string }
+
+/** The origins for one company: by its ambiente on the real SII, or the one configured origin for every service. */
+export function originsFor(target: HostTarget, ambiente: Ambiente): SiiOrigins {
+  if (target.kind === 'sii') return SII_ORIGINS[ambiente]
+  const origin = target.origin.replace(/\/+$/, '')
+  return { soap: origin, upload: origin, boletaApi: origin, boletaEnvio: origin }
+}

@@ -1,0 +1,87 @@
+// What the SOAP status queries say, mapped to outcomes: QueryEstUp.getEstUp for an envelope (PROTOCOL §6.5) and
+// QueryEstDte.getEstDte for one document (§6.6). Pure functions over the parsed SII:RESPUESTA, so the SII's literal
+// answers can pin them in tests.
+import type { DteStatusOutcome, EnvioOutcome, EnvioEstadistica } from './client'
+import { ENVIO_ESTADOS, TOKEN_INVALID_ESTADOS } from './codes'
+import type { Respuesta, SoapOutcome } from './soap'
+import { TOKEN_INVALID_FAULT } from './codes'
+
+export interface QueryTokenRejected {
+  readonly kind: 'token_invalid'
+  readonly estado: string
+  readonly raw: string
+}
+
+/** getEstUp's answer → outcome; ESTADO 001/002/003 → the token is invalid (§6.5). */
+export function envioOutcome(reply: SoapOutcome): EnvioOutcome | QueryTokenRejected {
+  if (reply.kind === 'failure') return reply.raw === undefined ? { kind: 'retry', reason: reply.reason } : { kind: 'retry', reason: reply.reason, raw: reply.raw }
+  if (reply.kind === 'fault') return faultOutcome(reply.faultString, reply.raw)
+  const { hdr } = reply.respuesta
+  const raw = reply.raw
+  const estado = hdr.ESTADO ?? ''
+  const glosa = hdr.GLOSA || null
+  if (estado === '') return { kind: 'retry', reason: 'getEstUp answer without ESTADO', raw }
+  if (TOKEN_INVALID_ESTADOS.has(estado)) return { kind: 'token_invalid', estado, raw }
+  // DSPY: -11 with ERR_CODE 2 is "process error, not ready yet": poll again (§6.5).
+  if (estado === '-11' && hdr.ERR_CODE === '2') return { kind: 'pending', estado, glosa, raw }
+  if (/^-?\d+$/.test(estado)) return { kind: 'retry', reason: `ESTADO ${estado}: ${glosa ?? hdr.GLOSA_ERR ?? 'sin glosa'}`, raw }
+  const known = ENVIO_ESTADOS[estado]
+  if (known?.kind === 'rejected') return { kind: 'rejected', estado, glosa, raw }
+  if (known?.kind === 'processed') return processed(estado, glosa, estadisticaOf(reply.respuesta), raw)
+  // REC, SOK, CRT, FOK, PDR/PRD, and any code not in the table: still in the SII's hands, ask again later.
+  return { kind: 'pending', estado, glosa, raw }
+}
+
+/** EPR's counters: RESP_BODY repeats TIPO_DOCTO, INFORMADOS, ACEPTADOS, RECHAZADOS, REPAROS per type, unwrapped (§6.5). */
+export function estadisticaOf(respuesta: Respuesta): EnvioEstadistica[] {
+  const groups: EnvioEstadistica[] = []
+  let current: { tipo: number; informados: number; aceptados: number; rechazados: number; reparos: number } | null = null
+  for (const { name, text } of respuesta.body) {
+    const n = /^\d+$/.test(text) ? Number(text) : 0
+    if (name === 'TIPO_DOCTO') {
+      current = { tipo: n, informados: 0, aceptados: 0, rechazados: 0, reparos: 0 }
+      groups.push(current)
+    } else if (current !== null && COUNTERS[name] !== undefined) {
+      current[COUNTERS[name]] = n
+    }
+  }
+  return groups
+}
+
+const COUNTERS: Readonly<Record<string, 'informados' | 'aceptados' | 'rechazados' | 'reparos'>> = {
+  INFORMADOS: 'informados', ACEPTADOS: 'aceptados', RECHAZADOS: 'rechazados', REPAROS: 'reparos',
+}
+
+/** The `processed` outcome: counters summed over every type of the envelope. */
+export function processed(
+  estado: string, glosa: string | null, estadistica: readonly EnvioEstadistica[], raw: string,
+  detalle: Extract<EnvioOutcome, { kind: 'processed' }>['detalle'] = [],
+): EnvioOutcome {
+  const sum = (k: 'informados' | 'aceptados' | 'rechazados' | 'reparos'): number => estadistica.reduce((acc, g) => acc + g[k], 0)
+  return {
+    kind: 'processed', estado, glosa, informados: sum('informados'), aceptados: sum('aceptados'), rechazados: sum('rechazados'),
+    reparos: sum('reparos'), estadistica: [...estadistica], detalle, raw,
+  }
+}
+
+/** getEstDte's answer → outcome (§6.6). Negative ESTADOs are the service failing, not a state of the document. */
+export function dteStatusOutcome(reply: SoapOutcome): DteStatusOutcome | QueryTokenRejected {
+  if (reply.kind === 'failure') return reply.raw === undefined ? { kind: 'retry', reason: reply.reason } : { kind: 'retry', reason: reply.reason, raw: reply.raw }
+  if (reply.kind === 'fault') return faultOutcome(reply.faultString, reply.raw)
+  const { hdr } = reply.respuesta
+  const raw = reply.raw
+  const estado = hdr.ESTADO ?? ''
+  if (estado === '') return { kind: 'retry', reason: 'getEstDte answer without ESTADO', raw }
+  if (TOKEN_INVALID_ESTADOS.has(estado)) return { kind: 'token_invalid', estado, raw }
+  if (/^-\d+$/.test(estado)) return { kind: 'retry', reason: `ESTADO ${estado}: ${hdr.GLOSA_ESTADO || hdr.GLOSA_ERR || hdr.GLOSA || 'sin glosa'}`, raw }
+  return {
+    kind: 'status', estado, glosaEstado: hdr.GLOSA_ESTADO || null, errCode: hdr.ERR_CODE || null, glosaErr: hdr.GLOSA_ERR || null,
+    numAtencion: hdr.NUM_ATENCION || null, raw,
+  }
+}
+
+/** A SOAP fault: "TOKEN invalido" asks for a new token (§6.3, §6.7); any other is a passing fault. */
+function faultOutcome(faultString: string, raw: string): { kind: 'retry'; reason: string; raw: string } | QueryTokenRejected {
+  if (TOKEN_INVALID_FAULT.test(faultString)) return { kind: 'token_invalid', estado: 'FAULT', raw }
+  return { kind: 'retry', reason: `SOAP fault: ${faultString}`, raw }
+}
