@@ -1,0 +1,77 @@
+// The answers of the status queries, shared by SOAP and REST: envelope counters (getEstUp RESP_BODY, PROTOCOL §6.5;
+// the boleta API's `estadistica`, §7.3) and one document's status (getEstDte, §6.6; the boleta consulta, §7.3 item 5).
+import { envioState } from './states'
+import type { DocumentoRow, SimulatorStore } from './store'
+
+export interface Counters {
+  readonly tipo: number
+  readonly informados: number
+  /** Every accepted document, those with reparos included (REPAROS ⊂ ACEPTADOS; docs/decisions/simulator.md). */
+  readonly aceptados: number
+  readonly rechazados: number
+  readonly reparos: number
+}
+
+/** One group per document type, ascending, as SubTotDTE orders them. */
+export function countersOf(documentos: readonly DocumentoRow[]): Counters[] {
+  const groups = new Map<number, { informados: number; aceptados: number; rechazados: number; reparos: number }>()
+  for (const d of documentos) {
+    const g = groups.get(d.tipo) ?? { informados: 0, aceptados: 0, rechazados: 0, reparos: 0 }
+    g.informados += 1
+    if (d.estado === 'RCH') g.rechazados += 1
+    else g.aceptados += 1
+    if (d.estado === 'RPR' || d.estado === 'RLV') g.reparos += 1
+    groups.set(d.tipo, g)
+  }
+  return [...groups].sort(([a], [b]) => a - b).map(([tipo, g]) => ({ tipo, ...g }))
+}
+
+export interface DteQuery {
+  readonly rutEmisor: string
+  readonly tipo: number
+  readonly folio: number
+  /** Canonical RUT, or null when the query does not say. */
+  readonly rutReceptor: string | null
+  /** `YYYY-MM-DD`, or null. */
+  readonly fechaEmision: string | null
+  readonly monto: string | null
+}
+
+export interface DteStatus {
+  readonly estado: 'DOK' | 'DNK' | 'FAU' | 'FNA'
+  readonly glosaEstado: string
+  /** ERR_CODE of PROTOCOL §6.6's table. */
+  readonly errCode: number
+  readonly glosaErr: string
+}
+
+/**
+ * PROTOCOL §6.6: DOK when the SII holds the document accepted and the data given match; DNK when they do not
+ * (receptor, date or amount); FNA when the only copies received were rejected for a folio outside its CAF; FAU
+ * otherwise (never received, still in process, or rejected: "the service only answers for accepted documents").
+ */
+export function dteStatus(store: SimulatorStore, query: DteQuery, now: Date): DteStatus {
+  const received = store.documentsByFolio(query.rutEmisor, query.tipo, query.folio).filter((r) => envioState(r.envio, now).isFinal)
+  const accepted = received.find((r) => r.documento.estado !== 'RCH')?.documento
+  if (accepted === undefined) {
+    const outOfRange = received.some((r) => r.documento.errors.some((e) => e.seccion === 'CAF' && e.codigo === 1))
+    return outOfRange
+      ? { estado: 'FNA', glosaEstado: 'Documento No Autorizado', errCode: 4, glosaErr: 'Folio fuera del rango autorizado' }
+      : { estado: 'FAU', glosaEstado: 'Documento No Recibido por el SII', errCode: 3, glosaErr: 'Documento no recibido' }
+  }
+  const mismatches = [
+    query.rutReceptor !== null && query.rutReceptor !== accepted.rut_receptor ? `RUT receptor (registrado ${accepted.rut_receptor})` : null,
+    query.fechaEmision !== null && query.fechaEmision !== accepted.fecha_emision ? `fecha de emision (registrada ${accepted.fecha_emision})` : null,
+    query.monto !== null && Number(query.monto) !== Number(accepted.monto) ? `monto (registrado ${accepted.monto})` : null,
+  ].filter((m): m is string => m !== null)
+  if (mismatches.length > 0) {
+    return { estado: 'DNK', glosaEstado: 'Documento Recibido por el SII. Datos No Coinciden con los Registrados', errCode: 1, glosaErr: `No coincide: ${mismatches.join(', ')}` }
+  }
+  return { estado: 'DOK', glosaEstado: 'Documento Recibido por el SII. Datos Coinciden con los Registrados', errCode: 0, glosaErr: '' }
+}
+
+/** getEstDte's `FechaEmisionDte` is DDMMAAAA (LibreDTE); DSPY sends DD-MM-AAAA; the boleta consulta DD-MM-AAAA (§6.6, §7.3). */
+export function parseFechaConsulta(text: string): string | null {
+  const m = /^(\d{2})-?(\d{2})-?(\d{4})$/.exec(text.trim())
+  return m === null ? null : `${m[3]}-${m[2]}-${m[1]}`
+}

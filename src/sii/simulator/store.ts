@@ -1,0 +1,200 @@
+// The simulator's memory: its own SQLite file `<dataDir>/sii-simulator.db` (or ':memory:'), never Timbre's database
+// (STYLE §1: sii/ never touches Timbre's db). A tiny schema created at start; an in-process simulator that shares a
+// data dir with Timbre survives Timbre's restarts, so seeds, tokens, track ids and received folios persist.
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+
+export type Channel = 'soap' | 'rest'
+
+export interface SeedRow {
+  readonly seed: string
+  readonly channel: Channel
+  readonly created_at: number
+  readonly used_at: number | null
+}
+
+export interface TokenRow {
+  readonly token: string
+  readonly channel: Channel
+  /** The certificate holder who signed the seed, canonical `12345678-K`. */
+  readonly rut: string
+  readonly created_at: number
+}
+
+/** An envelope-level refusal decided at upload, shown once processing reaches its stage (PROTOCOL §6.5). */
+export interface StoredRejection {
+  readonly estado: 'RSC' | 'RCT' | 'RFR'
+  readonly glosa: string
+  readonly errors: readonly SiiError[]
+}
+
+/** One error line, the shape of the boleta API's `detalle_rep_rech[].error[]` (PROTOCOL §7.3). */
+export interface SiiError {
+  readonly seccion: string
+  readonly linea: number
+  readonly nivel: number
+  readonly codigo: number
+  readonly descripcion: string
+  readonly detalle: string
+}
+
+export interface EnvioRow {
+  readonly track_id: string
+  readonly channel: Channel
+  readonly sha256: string
+  /** rutCompany-dvCompany of the upload. */
+  readonly rut_emisor: string
+  /** rutSender-dvSender of the upload. */
+  readonly rut_envia: string
+  readonly file_name: string
+  readonly received_at: number
+  /** Processing time fixed at upload: the envelope is final at received_at + delay_ms. */
+  readonly delay_ms: number
+  readonly rejection: StoredRejection | null
+}
+
+export type DocEstado = 'DOK' | 'RPR' | 'RLV' | 'RCH'
+
+export interface DocumentoRow {
+  readonly track_id: string
+  readonly position: number
+  readonly rut_emisor: string
+  readonly tipo: number
+  readonly folio: number
+  readonly rut_receptor: string
+  /** `YYYY-MM-DD`. */
+  readonly fecha_emision: string
+  /** MntTotal as written (decimal text in exports). */
+  readonly monto: string
+  readonly estado: DocEstado
+  readonly errors: readonly SiiError[]
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS seed (seed TEXT PRIMARY KEY, channel TEXT NOT NULL, created_at INTEGER NOT NULL, used_at INTEGER);
+CREATE TABLE IF NOT EXISTS token (token TEXT PRIMARY KEY, channel TEXT NOT NULL, rut TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS envio (
+  track_id TEXT PRIMARY KEY, channel TEXT NOT NULL, sha256 TEXT NOT NULL, rut_emisor TEXT NOT NULL, rut_envia TEXT NOT NULL,
+  file_name TEXT NOT NULL, received_at INTEGER NOT NULL, delay_ms INTEGER NOT NULL, rejection TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS envio_bytes ON envio (channel, sha256);
+CREATE TABLE IF NOT EXISTS documento (
+  track_id TEXT NOT NULL, position INTEGER NOT NULL, rut_emisor TEXT NOT NULL, tipo INTEGER NOT NULL, folio INTEGER NOT NULL,
+  rut_receptor TEXT NOT NULL, fecha_emision TEXT NOT NULL, monto TEXT NOT NULL, estado TEXT NOT NULL, errors TEXT NOT NULL,
+  PRIMARY KEY (track_id, position)
+);
+CREATE INDEX IF NOT EXISTS documento_folio ON documento (rut_emisor, tipo, folio);
+`
+
+/** First values of the counters: SOAP track ids are 10 digits with a leading zero, boleta ones 15 (PROTOCOL §6.4, §7.1). */
+const COUNTER_START: Readonly<Record<string, number>> = {
+  seed: 0,
+  soap_track_id: 100_000_000,
+  rest_track_id: 100_000_000_000_000,
+  atencion: 0,
+}
+
+export class SimulatorStore {
+  private readonly db: Database
+
+  constructor(dataDir: string | null) {
+    if (dataDir !== null) mkdirSync(dataDir, { recursive: true })
+    this.db = new Database(dataDir === null ? ':memory:' : join(dataDir, 'sii-simulator.db'), { create: true, strict: true })
+    // busy_timeout before WAL (STACK-NOTES): a CLI simulator and a test may open the same file.
+    this.db.exec('PRAGMA busy_timeout = 5000')
+    if (dataDir !== null) this.db.exec('PRAGMA journal_mode = WAL')
+    this.db.exec(SCHEMA)
+  }
+
+  close(): void {
+    this.db.close()
+  }
+
+  /** The next value of a named counter, atomic (one UPDATE … RETURNING, STACK-NOTES). */
+  next(name: keyof typeof COUNTER_START): number {
+    this.db.query('INSERT OR IGNORE INTO counter (name, value) VALUES (?, ?)').run(name, COUNTER_START[name] ?? 0)
+    const row = this.db.query<{ value: number }, [string]>('UPDATE counter SET value = value + 1 WHERE name = ? RETURNING value').get(name)
+    if (row === null) throw new Error(`counter ${name} vanished`)
+    return row.value
+  }
+
+  insertSeed(seed: string, channel: Channel, now: number): void {
+    this.db.query('INSERT INTO seed (seed, channel, created_at) VALUES (?, ?, ?)').run(seed, channel, now)
+  }
+
+  findSeed(seed: string): SeedRow | null {
+    return this.db.query<SeedRow, [string]>('SELECT seed, channel, created_at, used_at FROM seed WHERE seed = ?').get(seed)
+  }
+
+  /** Marks the seed used; false when another request used it first (each seed gives one token, PROTOCOL §6.3). */
+  useSeed(seed: string, now: number): boolean {
+    return this.db.query('UPDATE seed SET used_at = ? WHERE seed = ? AND used_at IS NULL').run(now, seed).changes === 1
+  }
+
+  insertToken(row: TokenRow): void {
+    this.db.query('INSERT INTO token (token, channel, rut, created_at) VALUES (?, ?, ?, ?)').run(row.token, row.channel, row.rut, row.created_at)
+  }
+
+  findToken(token: string): TokenRow | null {
+    return this.db.query<TokenRow, [string]>('SELECT token, channel, rut, created_at FROM token WHERE token = ?').get(token)
+  }
+
+  findEnvioByBytes(channel: Channel, sha256: string): EnvioRow | null {
+    const row = this.db.query<RawEnvio, [string, string]>('SELECT * FROM envio WHERE channel = ? AND sha256 = ?').get(channel, sha256)
+    return row === null ? null : envioOf(row)
+  }
+
+  findEnvio(channel: Channel, trackId: string): EnvioRow | null {
+    const row = this.db.query<RawEnvio, [string, string]>('SELECT * FROM envio WHERE channel = ? AND track_id = ?').get(channel, trackId)
+    return row === null ? null : envioOf(row)
+  }
+
+  /** The envelope and its documents in one transaction: a folio is "received" exactly when its envelope is. */
+  insertEnvio(envio: EnvioRow, documentos: readonly DocumentoRow[]): void {
+    this.db.transaction(() => {
+      this.db
+        .query('INSERT INTO envio (track_id, channel, sha256, rut_emisor, rut_envia, file_name, received_at, delay_ms, rejection) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(envio.track_id, envio.channel, envio.sha256, envio.rut_emisor, envio.rut_envia, envio.file_name, envio.received_at, envio.delay_ms,
+          envio.rejection === null ? null : JSON.stringify(envio.rejection))
+      const insert = this.db.query('INSERT INTO documento (track_id, position, rut_emisor, tipo, folio, rut_receptor, fecha_emision, monto, estado, errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      for (const d of documentos) {
+        insert.run(d.track_id, d.position, d.rut_emisor, d.tipo, d.folio, d.rut_receptor, d.fecha_emision, d.monto, d.estado, JSON.stringify(d.errors))
+      }
+    })()
+  }
+
+  documentsOf(trackId: string): DocumentoRow[] {
+    return this.db.query<RawDocumento, [string]>('SELECT * FROM documento WHERE track_id = ? ORDER BY position').all(trackId).map(documentoOf)
+  }
+
+  /** True when an earlier envelope already carried this folio and the SII accepted it (DOK, RPR, RLV). */
+  isFolioAccepted(rutEmisor: string, tipo: number, folio: number): boolean {
+    return this.db
+      .query<{ n: number }, [string, number, number]>("SELECT count(*) AS n FROM documento WHERE rut_emisor = ? AND tipo = ? AND folio = ? AND estado IN ('DOK', 'RPR', 'RLV')")
+      .get(rutEmisor, tipo, folio)!.n > 0
+  }
+
+  /** Every time this folio was received, oldest first, with its envelope (getEstDte reads the latest relevant one). */
+  documentsByFolio(rutEmisor: string, tipo: number, folio: number): Array<{ documento: DocumentoRow; envio: EnvioRow }> {
+    const rows = this.db
+      .query<RawDocumento, [string, number, number]>('SELECT * FROM documento WHERE rut_emisor = ? AND tipo = ? AND folio = ? ORDER BY rowid')
+      .all(rutEmisor, tipo, folio)
+    return rows.flatMap((raw) => {
+      const envio = this.db.query<RawEnvio, [string]>('SELECT * FROM envio WHERE track_id = ?').get(raw.track_id)
+      return envio === null ? [] : [{ documento: documentoOf(raw), envio: envioOf(envio) }]
+    })
+  }
+}
+
+type RawEnvio = Omit<EnvioRow, 'rejection' | 'channel'> & { readonly rejection: string | null; readonly channel: string }
+type RawDocumento = Omit<DocumentoRow, 'errors' | 'estado'> & { readonly errors: string; readonly estado: string }
+
+function envioOf(raw: RawEnvio): EnvioRow {
+  return { ...raw, channel: raw.channel as Channel, rejection: raw.rejection === null ? null : (JSON.parse(raw.rejection) as StoredRejection) }
+}
+
+function documentoOf(raw: RawDocumento): DocumentoRow {
+  return { ...raw, estado: raw.estado as DocEstado, errors: JSON.parse(raw.errors) as SiiError[] }
+}
