@@ -3,6 +3,9 @@ import { systemClock, type Clock } from './clock'
 import { jwtPublicKeyPathsFromEnv, masterKeyFromEnv, type Config } from './config'
 import { loadMasterKey, loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { createVault } from './crypto/vault'
+import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
+import { createSiiClient, type SiiClient } from './sii/client/client'
+import { startSimulator } from './sii/simulator/server'
 import { openDatabase, type Store } from './db/open'
 import type { Logger } from './log'
 import type { Deps } from './services/deps'
@@ -13,13 +16,57 @@ export async function loadKeyring(dataDir: string, publicKeyPaths: readonly stri
   return buildKeyring(privateKey, publicKeyOf(privateKey), publicKeyPaths.map(readPublicKeyFile))
 }
 
-export async function buildDeps(config: Config, log: Logger, clock: Clock = systemClock): Promise<Deps> {
+/** The SII client the config names; with `simulado`, the simulator runs in this process on a loopback port (DESIGN §9). */
+async function connectSii(config: Config, log: Logger, clock: Clock): Promise<{ client: SiiClient; simulatorUrl: string | null; stop(): Promise<void> }> {
+  const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
+  if (config.sii.kind === 'simulado') {
+    const simulator = await startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
+    return { client: createSiiClient({ target: { kind: 'origin', origin: simulator.url }, log: logSii }), simulatorUrl: simulator.url, stop: () => simulator.stop() }
+  }
+  return { client: createSiiClient({ target: config.sii, log: logSii }), simulatorUrl: null, stop: async () => {} }
+}
+
+/** Remembers when the SII last gave a real answer (anything but a passing fault), for GET /ready. */
+function withHealth(client: SiiClient, clock: Clock): { client: SiiClient; lastOkAt(): string | null } {
+  let lastOk: string | null = null
+  const seen = <T extends { kind: string }>(outcome: T): T => {
+    if (outcome.kind !== 'retry') lastOk = clock.now().toISOString()
+    return outcome
+  }
+  return {
+    lastOkAt: () => lastOk,
+    client: {
+      upload: async (...args) => seen(await client.upload(...args)),
+      queryEnvio: async (...args) => seen(await client.queryEnvio(...args)),
+      queryDte: async (...args) => seen(await client.queryDte(...args)),
+    },
+  }
+}
+
+export interface Runtime {
+  readonly deps: Deps
+  readonly simulatorUrl: string | null
+  close(): Promise<void>
+}
+
+export async function buildDeps(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
   const store = openDatabase(config.dataDir, { log })
   try {
     // Made at first start (DESIGN §2), so a backup taken right after start already holds it.
     const vault = createVault(loadMasterKey(config.dataDir, config.masterKey))
     const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
-    return { store, clock, log, config, keyring, vault }
+    const sii = await connectSii(config, log, clock)
+    const health = withHealth(sii.client, clock)
+    const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
+    const deps: Deps = { store, clock, log, config, keyring, vault, sii: health.client, siiTiming, siiHealth: health }
+    return {
+      deps,
+      simulatorUrl: sii.simulatorUrl,
+      async close() {
+        await sii.stop()
+        store.close()
+      },
+    }
   } catch (err) {
     store.close()
     throw err

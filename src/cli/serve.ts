@@ -8,6 +8,9 @@ import { ensureDemo } from '../services/demo'
 import type { Deps } from '../services/deps'
 import { startHttpServer } from '../http/server'
 import { housekeepingJob } from '../jobs/housekeeping'
+import { siiSubmitJob } from '../jobs/sii-submit'
+import { siiTrackJob } from '../jobs/sii-track'
+import { siiReadiness } from '../services/sii-readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
 import type { Command, FlagSpec } from './command'
@@ -69,22 +72,24 @@ export interface RunningServer {
 /** Tests pass their own logger and clock; `serve` uses stdout JSON lines and the system clock. */
 export async function runServer(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): Promise<RunningServer> {
   const log = overrides.log ?? createLogger(config.log)
-  const deps = await buildDeps(config, log, overrides.clock)
+  const runtime = await buildDeps(config, log, overrides.clock)
+  const deps = runtime.deps
   let shuttingDown = false
-  const scheduler = startScheduler(deps, [housekeepingJob])
+  const scheduler = startScheduler(deps, [housekeepingJob, siiSubmitJob(config.submitEveryMs), siiTrackJob(config.trackEveryMs)])
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),
     isShuttingDown: () => shuttingDown,
     markShuttingDown: () => {
       shuttingDown = true
     },
-    sii: () => ({ last_ok_at: null, oldest_pending_s: null }),
+    sii: () => siiReadiness(deps),
   })
   log.info('server.started', {
     version: VERSION,
     listen: http.url,
     data_dir: config.dataDir,
     sii: describeSii(config.sii),
+    ...(runtime.simulatorUrl ? { sii_simulator: runtime.simulatorUrl } : {}),
     tls: config.tlsCert !== null,
     rate_limit: config.rateLimit,
   })
@@ -101,7 +106,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
         log.info('server.stopping', {})
         await http.stop(SHUTDOWN_GRACE_MS)
         await scheduler.stop(SHUTDOWN_GRACE_MS)
-        deps.store.close()
+        await runtime.close()
         log.info('server.stopped', {})
       })()
       return stopping

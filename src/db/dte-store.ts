@@ -96,6 +96,20 @@ export function oldestPendingCreatedAt(db: Db): string | null {
   return row?.at ?? null
 }
 
+/**
+ * Claims a due DTE for one job pass: it must still be in one of `from` and due at `nowIso`; the patch pushes
+ * next_attempt_at to a lease, so another pass (this process or another) does not take it meanwhile. Undefined when
+ * someone else got there first. If the claimer dies, the lease expires and the DTE is due again.
+ */
+export function claimDue(db: Db, id: string, from: readonly string[], nowIso: string, patch: Partial<NewDte> & { next_attempt_at: string }): DteRow | undefined {
+  return db
+    .update(dtes)
+    .set(patch)
+    .where(and(eq(dtes.id, id), inArray(dtes.estado, [...from]), isNotNull(dtes.next_attempt_at), lte(dtes.next_attempt_at, nowIso)))
+    .returning()
+    .get()
+}
+
 /** Updates a DTE only while it is still in one of `from` (a final state is never left, DESIGN §6). */
 export function updateDteIf(db: Db, id: string, from: readonly string[], patch: Partial<NewDte>): DteRow | undefined {
   return db

@@ -17,6 +17,30 @@ export const NOT_AUTHORIZED_BACKOFF = { firstMs: 30 * SECOND, capMs: 6 * 60 * MI
 /** Status queries while procesando: 30 s to 30 min, never giving up (DESIGN §6). */
 export const TRACK_BACKOFF = { firstMs: 30 * SECOND, capMs: 30 * MINUTE } as const
 
+export interface BackoffPolicy {
+  readonly firstMs: number
+  readonly capMs: number
+}
+
+export interface SiiTiming {
+  readonly submit: BackoffPolicy
+  readonly notAuthorized: BackoffPolicy
+  readonly track: BackoffPolicy
+}
+
+/** DESIGN §6, for the real SII. */
+export const SII_TIMING: SiiTiming = { submit: SUBMIT_BACKOFF, notAuthorized: NOT_AUTHORIZED_BACKOFF, track: TRACK_BACKOFF }
+
+/**
+ * The simulator answers in about a second, so its back-offs start at 1 s and stop at 1 min: the demo's invoice reaches
+ * its final state within seconds while the code path is the one the real SII gets.
+ */
+export const SIMULATOR_TIMING: SiiTiming = {
+  submit: { firstMs: SECOND, capMs: MINUTE },
+  notAuthorized: { firstMs: SECOND, capMs: MINUTE },
+  track: { firstMs: SECOND, capMs: MINUTE },
+}
+
 export function backoffMs(attempt: number, policy: { readonly firstMs: number; readonly capMs: number }): number {
   const exponent = Math.max(0, Math.min(attempt - 1, 30))
   return Math.min(policy.capMs, policy.firstMs * 2 ** exponent)

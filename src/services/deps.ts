@@ -3,6 +3,8 @@ import type { Clock } from '../clock'
 import type { Config } from '../config'
 import type { Store } from '../db/open'
 import type { Vault } from '../crypto/vault'
+import type { SiiTiming } from '../domain/estados'
+import type { SiiClient } from '../sii/client/client'
 import type { Logger } from '../log'
 import type { JwtKeyring } from './tokens'
 
@@ -14,4 +16,10 @@ export interface Deps {
   readonly keyring: JwtKeyring
   /** Seals and opens private keys at rest (certificates, CAFs). */
   readonly vault: Vault
+  /** The SII (real hosts, an origin, or the in-process simulator: DESIGN §2 TIMBRE_SII). */
+  readonly sii: SiiClient
+  /** Back-off policies of the SII jobs (DESIGN §6; shortened for the simulator). */
+  readonly siiTiming: SiiTiming
+  /** When the SII last answered something other than a passing fault (GET /ready). */
+  readonly siiHealth: { lastOkAt(): string | null }
 }

@@ -1,0 +1,119 @@
+// The `sii-submit` use case (DESIGN §6): firmado → enviando → procesando. One envelope per DTE, built and signed once
+// with the active certificate and kept, so every retry re-sends the same bytes; the DTE itself is never re-stamped or
+// re-signed after its 201. Every upload outcome maps to exactly one row of DESIGN §6's table.
+import { isoTimestamp, santiagoTimestamp } from '../clock'
+import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
+import { findEmpresaById } from '../db/empresa-store'
+import { findEnvio, insertEnvio, setEnvioTrackId } from '../db/envio-store'
+import type { DteRow, EmpresaRow, EnvioRow } from '../db/schema'
+import { backoffMs, type BackoffPolicy, type SiiTiming } from '../domain/estados'
+import { TIPOS } from '../domain/tipos'
+import type { TipoDte } from '../domain/emision'
+import { TimbreError } from '../errors'
+import type { SiiChannel, SiiCredentials, UploadOutcome } from '../sii/client/client'
+import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
+import { openActiveCertificado } from './certificados'
+import type { Deps } from './deps'
+
+export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
+
+const WAITING = ['firmado', 'enviando'] as const
+/** Longer than an SII call can take (30 s timeout, DESIGN §6) with its one token refresh. */
+export const LEASE_MS = 2 * 60 * 1000
+
+export function channelOf(tipoDte: number): SiiChannel {
+  return TIPOS[tipoDte as TipoDte].envelope === 'EnvioBOLETA' ? 'boleta' : 'soap'
+}
+
+/** The stored envelope of this DTE, or a new one signed now with the active certificate (DESIGN §8). */
+function envelopeFor(deps: SubmitDeps, dte: DteRow, empresa: EmpresaRow, creds: SiiCredentials, now: Date): EnvioRow {
+  if (dte.envio_id) {
+    const kept = findEnvio(deps.store.db, dte.empresa_id, dte.envio_id)
+    if (kept) return kept
+  }
+  const canal = channelOf(dte.tipo_dte)
+  const input = {
+    dtes: [Buffer.from(dte.xml).toString('latin1')],
+    caratula: {
+      rutEmisor: empresa.rut,
+      rutEnvia: creds.rutFirmante,
+      rutReceptor: SII_RUT,
+      fchResol: empresa.fecha_resolucion,
+      nroResol: empresa.numero_resolucion,
+      tmstFirmaEnv: santiagoTimestamp(now),
+    },
+    signer: creds.signer,
+  }
+  const xml = envelopeBytes(canal === 'boleta' ? buildEnvioBoleta(input) : buildEnvioDte(input))
+  const at = isoTimestamp(now)
+  return deps.store.db.transaction(
+    (tx) => {
+      const envio = insertEnvio(tx, {
+        id: Bun.randomUUIDv7(),
+        empresa_id: dte.empresa_id,
+        canal,
+        file_name: `${empresa.rut.replace('-', '')}_T${dte.tipo_dte}F${dte.folio}.xml`,
+        xml: Buffer.from(xml),
+        created_at: at,
+      })
+      updateDteIf(tx, dte.id, WAITING, { envio_id: envio.id, updated_at: at })
+      return envio
+    },
+    { behavior: 'immediate' },
+  )
+}
+
+/** What DESIGN §6 says each upload outcome does to the DTE. `attempt` is this upload's number (intentos after it). */
+export function patchAfterUpload(outcome: UploadOutcome, attempt: number, trackIdBefore: string | null, now: Date, timing: SiiTiming): Partial<NewDte> {
+  const at = isoTimestamp(now)
+  const later = (policy: BackoffPolicy) => isoTimestamp(new Date(now.getTime() + backoffMs(attempt, policy)))
+  const base = { intentos: attempt, updated_at: at }
+  switch (outcome.kind) {
+    case 'received':
+      return { ...base, estado: 'procesando', track_id: outcome.trackId, estado_envio: 'REC', codigo_sii: '0', glosa_sii: 'Upload OK', next_attempt_at: at, consultas: 0 }
+    case 'already_received':
+      // STATUS 99: keep the first track id; without one, the document status query resolves it (DESIGN §6).
+      return { ...base, estado: 'procesando', track_id: outcome.trackId ?? trackIdBefore, codigo_sii: '99', glosa_sii: 'Envío ya recibido', next_attempt_at: at, consultas: 0 }
+    case 'refused':
+      return { ...base, estado: 'rechazado', codigo_sii: outcome.status, glosa_sii: outcome.glosa, next_attempt_at: null }
+    case 'not_authorized':
+      return { ...base, estado: 'enviando', codigo_sii: outcome.status, glosa_sii: outcome.glosa, next_attempt_at: later(timing.notAuthorized) }
+    case 'retry':
+      return { ...base, estado: 'enviando', codigo_sii: outcome.status ?? null, glosa_sii: outcome.reason, next_attempt_at: later(timing.submit) }
+  }
+}
+
+export type SubmitResult = 'procesando' | 'rechazado' | 'enviando' | 'waiting_certificate' | 'skipped'
+
+/** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
+export async function submitDte(deps: SubmitDeps, dteId: string, empresaId: string, now: Date): Promise<SubmitResult> {
+  const at = isoTimestamp(now)
+  // firmado → enviando, leased past the upload's timeout: no other pass uploads it meanwhile; if this one dies, the
+  // lease runs out and the same stored envelope is sent again (answered "already received").
+  const dte = claimDue(deps.store.db, dteId, WAITING, at, { estado: 'enviando', next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)), updated_at: at })
+  if (!dte || dte.empresa_id !== empresaId) return 'skipped'
+  const empresa = findEmpresaById(deps.store.db, empresaId)
+  if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
+  let creds: SiiCredentials
+  try {
+    const cert = openActiveCertificado(deps, empresaId, now)
+    creds = { certificateId: cert.id, rutFirmante: cert.rutFirmante, signer: cert.signer }
+  } catch (err) {
+    if (!(err instanceof TimbreError) || err.code !== 'CERTIFICATE_REQUIRED') throw err
+    // Without an active certificate submissions wait (DESIGN §8); look again in a while.
+    updateDteIf(deps.store.db, dte.id, ['enviando'], { next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), glosa_sii: 'Sin certificado activo para firmar el envío', updated_at: at })
+    return 'waiting_certificate'
+  }
+  const envio = envelopeFor(deps, dte, empresa, creds, now)
+  const outcome = await deps.sii.upload({ rut: empresa.rut, ambiente: empresa.ambiente }, creds, envio.canal, envio.xml, envio.file_name)
+  const patch = patchAfterUpload(outcome, dte.intentos + 1, dte.track_id, now, deps.siiTiming)
+  deps.store.db.transaction(
+    (tx) => {
+      updateDteIf(tx, dte.id, ['enviando'], patch)
+      if (patch.track_id) setEnvioTrackId(tx, envio.id, patch.track_id)
+    },
+    { behavior: 'immediate' },
+  )
+  deps.log.info('sii.upload', { empresa_id: empresaId, dte_id: dte.id, tipo_dte: dte.tipo_dte, folio: dte.folio, outcome: outcome.kind, status: 'status' in outcome ? outcome.status : undefined, attempt: dte.intentos + 1 })
+  return patch.estado as SubmitResult
+}
