@@ -3,6 +3,7 @@
 // simulator checks the seed signature, the token, the schema, both signatures, the TED against its CAF.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createSiiClient, type EnvioOutcome, type SiiChannel, type SiiClient, type SiiCompany, type SiiCredentials, type UploadOutcome } from '../../src/sii/client/client'
+import { TOKEN_TTL_MS } from '../../src/sii/simulator/auth'
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sii/simulator/server'
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../../src/xml/envelope'
 import { signDte } from '../../src/xml/signature'
@@ -151,11 +152,11 @@ describe('SOAP channel against the simulator', () => {
     const h = await harness()
     const up = await h.client.upload(COMPANY, CREDS, 'soap', envelope([factura(8)], 'soap'), 'e.xml')
     expect(up.kind).toBe('received')
-    h.advance(61 * 60_000)  // the simulator's tokens live one hour (docs/decisions/simulator.md)
+    h.advance(TOKEN_TTL_MS + 60_000)  // past the simulator's token lifetime: the SII will say the token is invalid
     expect(await h.client.upload(COMPANY, CREDS, 'soap', envelope([factura(9)], 'soap'), 'e.xml')).toMatchObject({ kind: 'received' })
     expect(count(h.paths, '/CrSeed.jws')).toBe(2)
     expect(count(h.paths, '/DTEUpload')).toBe(3)
-    h.advance(61 * 60_000)
+    h.advance(TOKEN_TTL_MS + 60_000)
     expect(await h.client.queryEnvio(COMPANY, CREDS, 'soap', trackIdOf(up))).toMatchObject({ kind: 'processed' })
     expect(count(h.paths, '/CrSeed.jws')).toBe(3)
     expect(count(h.paths, '/QueryEstUp.jws')).toBe(2)
@@ -187,7 +188,7 @@ describe('boleta channel against the simulator', () => {
   test('an expired REST token (HTTP 401) brings exactly one new token', async () => {
     const h = await harness()
     const up = await h.client.upload(COMPANY, CREDS, 'boleta', envelope([boleta(4)], 'boleta'), 'b.xml')
-    h.advance(61 * 60_000)
+    h.advance(TOKEN_TTL_MS + 60_000)
     expect(await h.client.queryEnvio(COMPANY, CREDS, 'boleta', trackIdOf(up))).toMatchObject({ kind: 'processed' })
     expect(count(h.paths, 'boleta.electronica.token')).toBe(2)
   })
