@@ -26,6 +26,9 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+export const SIMULADO_SUBMIT_EVERY_MS = 1000
+export const SIMULADO_TRACK_EVERY_MS = 2000
+
 interface Setting<K extends keyof Config> {
   readonly env?: string
   readonly flag?: string
@@ -132,6 +135,13 @@ export function loadConfig(flags: Readonly<Record<string, string>>, env: Readonl
     const fromEnv = s.env ? env[s.env] : undefined
     const name = fromFlag !== undefined ? s.flag! : fromEnv !== undefined ? s.env! : (s.flag ?? s.env ?? key)
     out[key] = s.parse(fromFlag ?? fromEnv ?? s.default, name)
+  }
+  // The simulator answers in about a second: unless told otherwise, look at it that often too, so the demo's invoice
+  // reaches its final state within seconds (DESIGN §10). The real SII keeps DESIGN §2's 5 s and 30 s.
+  const isSet = (key: keyof Config) => (SETTINGS[key].flag !== undefined && flags[SETTINGS[key].flag!] !== undefined) || (SETTINGS[key].env !== undefined && env[SETTINGS[key].env!] !== undefined)
+  if ((out.sii as SiiTarget).kind === 'simulado') {
+    if (!isSet('submitEveryMs')) out.submitEveryMs = SIMULADO_SUBMIT_EVERY_MS
+    if (!isSet('trackEveryMs')) out.trackEveryMs = SIMULADO_TRACK_EVERY_MS
   }
   const config = out as unknown as Config
   if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new ConfigError('--tls-cert y --tls-key van juntos')

@@ -5,6 +5,7 @@ import { backup, restore } from './cli/backup'
 import { helpText, parseArgs, UsageError, type Command } from './cli/command'
 import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
 import { serve } from './cli/serve'
+import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
 import { ConfigError } from './config'
@@ -25,6 +26,8 @@ const COMMANDS: readonly Command[] = [
   tokenIssue,
   backup,
   restore,
+  siiSimulator,
+  siiSimulatorCaf,
   version,
 ]
 

@@ -121,13 +121,22 @@ export const serve: Command = {
   flags: serveFlags(),
   isLongRunning: true,
   async run(args) {
-    const server = await runServer(loadConfig(args.flags))
+    const config = loadConfig(args.flags)
+    // Handlers go in before anything starts: a SIGTERM that arrives while starting stops the server once it is up.
+    let server: RunningServer | null = null
+    let received: string | null = null
+    const stopFor = (signal: string, running: RunningServer) => {
+      running.deps.log.info('server.signal', { signal })
+      void running.stop().then(() => process.exit(0))
+    }
     const onSignal = (signal: string) => {
-      server.deps.log.info('server.signal', { signal })
-      void server.stop().then(() => process.exit(0))
+      if (server) stopFor(signal, server)
+      else received ??= signal
     }
     process.once('SIGTERM', () => onSignal('SIGTERM'))
     process.once('SIGINT', () => onSignal('SIGINT'))
+    server = await runServer(config)
+    if (received) stopFor(received, server)
     return undefined
   },
 }

@@ -34,7 +34,7 @@ describe('help and version', () => {
     expect(r.json()).toMatchObject({ version: expect.any(String), api_version: '0.2.0', schema: expect.stringMatching(/^\d{4}_/) })
   })
 
-  test.each(['serve', 'empresa create', 'empresa list', 'empresa update', 'apikey create', 'apikey list', 'apikey revoke', 'token issue', 'backup', 'restore', 'version'])(
+  test.each(['serve', 'empresa create', 'empresa list', 'empresa update', 'apikey create', 'apikey list', 'apikey revoke', 'token issue', 'backup', 'restore', 'sii-simulator', 'sii-simulator caf', 'version'])(
     'timbre %s --help',
     (command) => {
     const r = runBinary([...command.split(' '), '--help'])
@@ -269,6 +269,15 @@ describe('demo', () => {
     const second = Bun.spawnSync(['bash', '-c', issueLine]).stdout.toString()
     expect(JSON.parse(first)).toMatchObject({ tipo_dte: 33, folio: 1, estado: 'firmado' })
     expect(JSON.parse(second)).toEqual(JSON.parse(first))
+    // DESIGN §10: that first invoice reaches aceptado through the in-process simulator within seconds.
+    const id = (JSON.parse(first) as { id: string }).id
+    let estado = ''
+    const until = Date.now() + 20_000
+    while (estado !== 'aceptado' && Date.now() < until) {
+      await Bun.sleep(250)
+      estado = ((await (await fetch(curl![2]!.replace('/empresa', `/dte/${id}`), { headers: { 'X-Api-Key': curl![1]! } })).json()) as { estado: string }).estado
+    }
+    expect(estado).toBe('aceptado')
     const cafs = await fetch(curl![2]!.replace('/empresa', '/caf?limit=100'), { headers: { 'X-Api-Key': curl![1]! } })
     expect(((await cafs.json()) as { data: Array<{ tipo_dte: number }> }).data.map((c) => c.tipo_dte).sort((a, b) => a - b)).toEqual([33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112])
     const cert = await fetch(curl![2]!.replace('/empresa', '/empresa/certificado'), { headers: { 'X-Api-Key': curl![1]! } })
@@ -284,5 +293,5 @@ describe('demo', () => {
     expect(db.query('SELECT count(*) AS n FROM cafs').get()).toEqual({ n: 12 })
     expect(db.query('SELECT count(*) AS n FROM certificados').get()).toEqual({ n: 1 })
     db.close()
-  })
+  }, 60_000)
 })

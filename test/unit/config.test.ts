@@ -48,3 +48,11 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(loadConfig({}, {}))).toBe(true)
   })
 })
+
+describe('simulado', () => {
+  test('with the simulator the SII jobs default to 1 s and 2 s, unless set', () => {
+    expect(loadConfig({ '--sii': 'simulado' }, {})).toMatchObject({ submitEveryMs: 1000, trackEveryMs: 2000 })
+    expect(loadConfig({ '--sii': 'simulado', '--track-every': '10s' }, { TIMBRE_SUBMIT_EVERY: '3s' })).toMatchObject({ submitEveryMs: 3000, trackEveryMs: 10_000 })
+    expect(loadConfig({ '--sii': 'http://127.0.0.1:9' }, {})).toMatchObject({ submitEveryMs: 5000, trackEveryMs: 30_000 })
+  })
+})
