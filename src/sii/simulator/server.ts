@@ -8,7 +8,7 @@ import { authorityKeys } from '../../xml/authority-keys'
 import { checkToken, issueSeed, issueToken, tokenFromCookie, type TokenCheck } from './auth'
 import {
   checkEnvelope, checkSender, decideDocuments, isRefusal, readEnvelope, rejectionOfRefusal,
-  type DocumentVerdict, type ReadEnvelope, type Refusal,
+  type DocumentVerdict, type ReadEnvelope, type UploadParties,
 } from './checks'
 import { countersOf, dteStatus, parseFechaConsulta, type DteQuery } from './queries'
 import { parseSoapRequest, recepcionDte, respuesta, soapFault, soapResponse, wsdl, type Field, type SoapCall } from './soap'
@@ -345,13 +345,18 @@ class Simulator {
     if (earlier !== null) return reply(earlier.track_id, 'RPT')
     const read = readEnvelope(form.bytes, 'EnvioBOLETA')
     const readable = isRefusal(read) ? null : read
-    const refusal: Refusal | null = isRefusal(read) ? read : checkSender(read, { rutSender, rutCompany, tokenRut: token.rut })
-    const rejection = refusal !== null ? rejectionOfRefusal(refusal) : await checkEnvelope(read as ReadEnvelope, form.bytes)
+    const rejection = isRefusal(read) ? rejectionOfRefusal(read) : await this.restRejection(read, form.bytes, { rutSender, rutCompany, tokenRut: token.rut })
     const stored = this.store.findEnvioByBytes('rest', sha256)
     if (stored !== null) return reply(stored.track_id, 'RPT')
     const trackId = String(this.store.next('rest_track_id'))
     this.record('rest', trackId, sha256, { rutEmisor: rutCompany ?? formText(form, 'rutCompany', 'dvCompany'), rutEnvia: rutSender ?? formText(form, 'rutSender', 'dvSender'), fileName: form.fileName, now }, readable, rejection)
     return reply(trackId, 'REC')
+  }
+
+  /** The REST envío reports sender and company problems as RCT, after the upload (PROTOCOL §7.3 example). */
+  private async restRejection(read: ReadEnvelope, bytes: Uint8Array, parties: UploadParties): Promise<StoredRejection | null> {
+    const refusal = checkSender(read, parties)
+    return refusal !== null ? rejectionOfRefusal(refusal) : checkEnvelope(read, bytes)
   }
 
   /** `GET …/boleta.electronica.envio/{rut}-{dv}-{trackid}` (PROTOCOL §7.3 item 4). */
