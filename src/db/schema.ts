@@ -1,6 +1,8 @@
 // The whole store in one place (drizzle-kit generates the migrations from this file: `npm run db:generate`).
 // Column names are the spec's JSON names (STYLE §3). Times are RFC 3339 UTC text with milliseconds (DESIGN §12),
 // so they sort as text; ids are UUIDv7, so they sort by creation.
+import { sql } from 'drizzle-orm'
+import { UNIDADES } from '../domain/catalogo'
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const empresas = sqliteTable(
@@ -207,3 +209,79 @@ export type EnvioRow = typeof envios.$inferSelect
 export type EmpresaRow = typeof empresas.$inferSelect
 export type ApiKeyRow = typeof apiKeys.$inferSelect
 
+
+// Catalogs (spec 2.16, 2.17; issue 8). Integrators' convenience only: a DTE copies what it needs, so editing or deleting
+// a cliente or producto never touches an issued document. Deletion is soft (DESIGN §12): `deleted_at` set, the row kept,
+// its RUT or codigo free again. `seq` is the INTEGER PRIMARY KEY (the rowid itself, so VACUUM INTO never renumbers it):
+// the FTS5 search index of drizzle/0003_catalogs.sql keys on it. `busqueda*` hold the folded text that index reads
+// (domain/catalogo.ts foldText); they are never returned.
+
+export const clientes = sqliteTable(
+  'clientes',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    /** Canonical `12345678-K`; fixed after creation (spec 2.16). */
+    rut: text('rut').notNull(),
+    razon_social: text('razon_social').notNull(),
+    giro: text('giro'),
+    direccion: text('direccion'),
+    comuna: text('comuna'),
+    ciudad: text('ciudad'),
+    email: text('email'),
+    telefono: text('telefono'),
+    contacto: text('contacto'),
+    notas: text('notas'),
+    /** foldText(razon_social): what the search index holds beside the RUT. */
+    busqueda: text('busqueda').notNull(),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+    deleted_at: text('deleted_at'),
+  },
+  (t) => [
+    uniqueIndex('clientes_id_unique').on(t.id),
+    // Unique among live rows only: a deleted cliente frees its RUT (DESIGN §12).
+    uniqueIndex('clientes_empresa_rut_live').on(t.empresa_id, t.rut).where(sql`deleted_at IS NULL`),
+    index('clientes_empresa_live').on(t.empresa_id, t.id).where(sql`deleted_at IS NULL`),
+    // (empresa_id) + the implicit rowid: newest-first walks for searches too short for the trigram index.
+    index('clientes_empresa_seq_live').on(t.empresa_id).where(sql`deleted_at IS NULL`),
+  ],
+)
+
+export const productos = sqliteTable(
+  'productos',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    codigo: text('codigo'),
+    nombre: text('nombre').notNull(),
+    descripcion: text('descripcion'),
+    /** CLP, no decimals; null when the producto has no list price. */
+    precio_unitario: integer('precio_unitario'),
+    unidad: text('unidad', { enum: UNIDADES }).notNull(),
+    es_exento: integer('es_exento', { mode: 'boolean' }).notNull(),
+    categoria: text('categoria'),
+    /** foldText(nombre) and foldText(codigo): what the search index holds. */
+    busqueda: text('busqueda').notNull(),
+    busqueda_codigo: text('busqueda_codigo'),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+    deleted_at: text('deleted_at'),
+  },
+  (t) => [
+    uniqueIndex('productos_id_unique').on(t.id),
+    uniqueIndex('productos_empresa_codigo_live').on(t.empresa_id, t.codigo).where(sql`deleted_at IS NULL`),
+    index('productos_empresa_live').on(t.empresa_id, t.id).where(sql`deleted_at IS NULL`),
+    index('productos_empresa_categoria_live').on(t.empresa_id, t.categoria, t.id).where(sql`deleted_at IS NULL`),
+    index('productos_empresa_seq_live').on(t.empresa_id).where(sql`deleted_at IS NULL`),
+  ],
+)
+
+export type ClienteRow = typeof clientes.$inferSelect
+export type ProductoRow = typeof productos.$inferSelect
