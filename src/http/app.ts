@@ -14,6 +14,8 @@ import { API_PREFIX } from './prefix'
 import { cafRoutes } from './routes/caf'
 import { dteRoutes } from './routes/dte'
 import { certificadoRoutes } from './routes/certificado'
+import { clienteRoutes } from './routes/clientes'
+import { productoRoutes } from './routes/productos'
 
 export { API_PREFIX }
 
@@ -66,7 +68,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     })
     .use(docsRoutes())
     .use(opsRoutes(deps, readiness))
-    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)).use(clienteRoutes(deps)).use(productoRoutes(deps)))
   return app
 }
 

@@ -1,0 +1,117 @@
+// Spec 4.5 listClientes, createCliente, searchClientes, getCliente, updateCliente, deleteCliente (DESIGN §8, §12).
+import { Elysia } from 'elysia'
+import { SEARCH_LIMIT } from '../../domain/catalogo'
+import { TimbreError } from '../../errors'
+import { createCliente, deleteCliente, getCliente, listClientes, searchClientes, updateCliente } from '../../services/clientes'
+import type { Deps } from '../../services/deps'
+import { decodeCursor, page, parseLimit } from '../pagination'
+import { API_PREFIX } from '../prefix'
+import { credentialOf } from '../request-context'
+import {
+  ActualizarClienteBody,
+  BuscarClientesQuery,
+  ClienteListSchema,
+  ClienteSchema,
+  CrearClienteBody,
+  ListarClientesQuery,
+  parseClienteAlta,
+  parseClienteCambios,
+} from '../schemas/clientes'
+import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+
+const TAGS = ['Clientes']
+
+/** A malformed `{id}` is 404 like an unknown one (DESIGN §12). */
+export function pathId(id: string): string {
+  if (!isUuid(id)) throw new TimbreError('NOT_FOUND')
+  return id.toLowerCase()
+}
+
+/** The OpenAPI request body of a route whose body is checked by hand (shape and rules at once, DESIGN §5). */
+export const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } })
+
+/** DELETE answers 204 without a body (DESIGN §8). */
+export const noContent = () => new Response(null, { status: 204 })
+
+export const clienteRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/clientes', normalize: false })
+    .get(
+      '',
+      ({ request, query }) => {
+        const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
+        return page(listClientes(deps, credentialOf(request).empresaId, { afterId: decodeCursor(query.cursor), limit: limit + 1 }), limit)
+      },
+      {
+        query: ListarClientesQuery,
+        detail: { operationId: 'listClientes', tags: TAGS, summary: 'Clientes, más recientes primero' },
+        response: { 200: ClienteListSchema, ...commonErrors },
+      },
+    )
+    .post(
+      '',
+      ({ request, body, set }) => {
+        const cliente = createCliente(deps, credentialOf(request).empresaId, parseClienteAlta(body), deps.clock.now())
+        set.status = 201
+        set.headers['location'] = `${API_PREFIX}/clientes/${cliente.id}`
+        return cliente
+      },
+      {
+        parse: 'json',
+        detail: {
+          operationId: 'createCliente',
+          tags: TAGS,
+          summary: 'Registra un cliente (receptor frecuente); el RUT es único en la empresa',
+          requestBody: jsonBody(CrearClienteBody),
+        } as Record<string, unknown>,
+        response: { 201: ClienteSchema, 409: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .get(
+      '/search',
+      ({ request, query }) =>
+        searchClientes(deps, credentialOf(request).empresaId, query.q, parseLimit(query.limit, { max: SEARCH_LIMIT.max, fallback: SEARCH_LIMIT.fallback })),
+      {
+        query: BuscarClientesQuery,
+        detail: { operationId: 'searchClientes', tags: TAGS, summary: 'Busca clientes por razón social o RUT (sin distinguir mayúsculas ni tildes)' },
+        response: { 200: ClienteListSchema.properties.data, ...commonErrors },
+      },
+    )
+    .get('/:id', ({ request, params }) => getCliente(deps, credentialOf(request).empresaId, pathId(params.id)), {
+      detail: { operationId: 'getCliente', tags: TAGS, summary: 'Un cliente' },
+      response: { 200: ClienteSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
+    })
+    .put(
+      '/:id',
+      ({ request, params, body }) => {
+        const empresaId = credentialOf(request).empresaId
+        const id = pathId(params.id)
+        const current = getCliente(deps, empresaId, id) // 404 before 400: the stored RUT decides whether `rut` may be sent
+        return updateCliente(deps, empresaId, id, parseClienteCambios(body, current.rut), deps.clock.now())
+      },
+      {
+        parse: 'json',
+        detail: {
+          operationId: 'updateCliente',
+          tags: TAGS,
+          summary: 'Modifica un cliente: solo los campos enviados; null borra; el RUT no cambia',
+          requestBody: jsonBody(ActualizarClienteBody),
+        } as Record<string, unknown>,
+        response: { 200: ClienteSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .delete(
+      '/:id',
+      ({ request, params }) => {
+        deleteCliente(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now())
+        return noContent()
+      },
+      {
+        detail: {
+          operationId: 'deleteCliente',
+          tags: TAGS,
+          summary: 'Elimina un cliente (borrado lógico): desaparece de consultas y búsquedas y su RUT queda libre',
+          responses: { 204: { description: 'Eliminado' } },
+        } as Record<string, unknown>,
+        response: { 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
