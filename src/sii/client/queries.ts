@@ -2,9 +2,8 @@
 // QueryEstDte.getEstDte for one document (§6.6). Pure functions over the parsed SII:RESPUESTA, so the SII's literal
 // answers can pin them in tests.
 import type { DteStatusOutcome, EnvioOutcome, EnvioEstadistica } from './client'
-import { ENVIO_ESTADOS, TOKEN_INVALID_ESTADOS } from './codes'
+import { ENVIO_ESTADOS, TOKEN_INVALID_ESTADOS, TOKEN_INVALID_FAULT } from './codes'
 import type { Respuesta, SoapOutcome } from './soap'
-import { TOKEN_INVALID_FAULT } from './codes'
 
 export interface QueryTokenRejected {
   readonly kind: 'token_invalid'
