@@ -1,0 +1,47 @@
+// Spec 4.1 descargarDTEPdf: the printed representation (DESIGN §8, §12).
+import { Elysia } from 'elysia'
+import { TimbreError } from '../../errors'
+import type { Deps } from '../../services/deps'
+import { getDtePdf } from '../../services/dte-pdf'
+import { credentialOf } from '../request-context'
+import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+
+export const dtePdfRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/dte', normalize: false }).get(
+    '/:id/pdf',
+    async ({ request, params, query }) => {
+      // A malformed id is 404 like an unknown one (DESIGN §12); the query is checked by the service.
+      if (!isUuid(params.id)) throw new TimbreError('NOT_FOUND')
+      const pdf = await getDtePdf(deps, credentialOf(request).empresaId, params.id.toLowerCase(), {
+        formato: query.formato,
+        cedible: query.cedible,
+      })
+      return new Response(Buffer.from(pdf.bytes), {
+        headers: {
+          'content-type': 'application/pdf',
+          'content-disposition': `inline; filename="DTE-${pdf.tipoDte}-F${pdf.folio}.pdf"`,
+        },
+      })
+    },
+    {
+      detail: {
+        operationId: 'descargarDTEPdf',
+        tags: ['DTE'],
+        summary: 'Representación impresa del DTE (PDF con el timbre PDF417), carta u 80 mm, con copia cedible opcional',
+        parameters: [
+          { name: 'formato', in: 'query', required: false, schema: { type: 'string', enum: ['carta', 'termico'], default: 'carta' } },
+          {
+            name: 'cedible',
+            in: 'query',
+            required: false,
+            description: 'Agrega la copia cedible con su acuse de recibo (solo tipos 33, 34, 43, 46 y 52).',
+            schema: { type: 'string', enum: ['true', 'false'], default: 'false' },
+          },
+        ],
+        responses: {
+          200: { description: 'PDF del DTE', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } },
+        },
+      } as Record<string, unknown>,
+      response: { 404: ErrorEnvelopeSchema, ...commonErrors },
+    },
+  )

@@ -1,0 +1,50 @@
+// GET /dte/{id}/pdf (DESIGN §8, §12): the printed representation of a stored DTE, from its signed XML.
+import { findDte } from '../db/dte-store'
+import { isTipoDte } from '../domain/emision'
+import { TIPOS } from '../domain/tipos'
+import { TimbreError, validationError, type FieldError } from '../errors'
+import { FORMATOS, renderDtePdf, type Formato } from '../pdf/render-dte-pdf'
+import type { Deps } from './deps'
+import { getEmpresa } from './empresas'
+
+export interface DtePdfQuery {
+  readonly formato?: string
+  readonly cedible?: string
+}
+
+export interface DtePdf {
+  readonly bytes: Uint8Array
+  readonly tipoDte: number
+  readonly folio: number
+}
+
+/** Checks the query's shape, before anything is read (DESIGN §12: a bad `formato` is 400). */
+export function parseDtePdfQuery(query: DtePdfQuery): { formato: Formato; cedible: boolean } {
+  const errors: FieldError[] = []
+  const formato = query.formato ?? 'carta'
+  if (!(FORMATOS as readonly string[]).includes(formato))
+    errors.push({ field: 'formato', code: 'INVALID_VALUE', message: 'formato debe ser carta o termico.' })
+  const cedible = query.cedible ?? 'false'
+  if (cedible !== 'true' && cedible !== 'false') errors.push({ field: 'cedible', code: 'INVALID_TYPE', message: 'cedible debe ser true o false.' })
+  if (errors.length > 0) throw validationError(errors)
+  return { formato: formato as Formato, cedible: cedible === 'true' }
+}
+
+export async function getDtePdf(deps: Pick<Deps, 'store'>, empresaId: string, id: string, query: DtePdfQuery): Promise<DtePdf> {
+  const { formato, cedible } = parseDtePdfQuery(query)
+  const row = findDte(deps.store.db, empresaId, id)
+  if (!row) throw new TimbreError('NOT_FOUND')
+  // DESIGN §12: only 33, 34, 43, 46 and 52 have a cedible copy (PROTOCOL §9).
+  if (cedible && !(isTipoDte(row.tipo_dte) && TIPOS[row.tipo_dte].isCedible))
+    throw validationError([{ field: 'cedible', code: 'NOT_ALLOWED', message: `El tipo ${row.tipo_dte} no tiene copia cedible.` }])
+  // The resolution is the company's, not the document's: the DTE does not carry it (PROTOCOL §9 prints it under the timbre).
+  const empresa = getEmpresa(deps.store, empresaId)
+  const bytes = await renderDtePdf({
+    xml: row.xml,
+    formato,
+    cedible,
+    resolucion: { numero: empresa.numero_resolucion, fecha: empresa.fecha_resolucion },
+    isRechazado: row.estado === 'rechazado',
+  })
+  return { bytes, tipoDte: row.tipo_dte, folio: row.folio }
+}
