@@ -178,10 +178,14 @@ export function totalRows(view: DteView): TotalRow[] {
 
 export function descuentoGlobalRows(view: DteView): string[] {
   const moneda = view.totales.moneda
+  const exemptByNature = isTipoDte(view.tipoDte) && TIPOS[view.tipoDte].isExemptOnly
   return view.descuentosGlobales.map((d) => {
     const tipo = d.tpoMov === 'R' ? 'Recargo' : 'Descuento'
-    const valor = d.tpoValor === '%' ? `${formatNumber(d.valor)} %` : formatMonto(d.valor, moneda)
-    const sobre = d.indExe === '1' ? ' (sobre monto exento)' : d.indExe === '2' ? ' (sobre monto no facturable)' : ''
+    // An amount in a foreign currency says which one: the lines and totals of an export are in it (DESIGN §12).
+    const enMoneda = moneda !== undefined && moneda !== 'PESO CL' ? ` ${moneda}` : ''
+    const valor = d.tpoValor === '%' ? `${formatNumber(d.valor)} %` : `${formatMonto(d.valor, moneda)}${enMoneda}`
+    // On 34, 41 and exports everything is exempt: saying so on each discount would be noise.
+    const sobre = d.indExe === '1' && !exemptByNature ? ' (sobre monto exento)' : d.indExe === '2' ? ' (sobre monto no facturable)' : ''
     return `${tipo} ${valor}${sobre}${d.glosa ? `: ${d.glosa}` : ''}`
   })
 }
