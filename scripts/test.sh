@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl), the type-check, the binary, the whole suite.
+# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm), the type-check, the binary, the whole suite.
 # Bun's results also go to .test-results/junit.xml, which .ci/run reads for its closing line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,7 @@ need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v xmlsec1 >/dev/null 2>&1 || need+=(xmlsec1)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 if [ ${#need[@]} -gt 0 ]; then
   echo "[test 0/3] installing Debian packages the tests need: ${need[*]}"
   sudo=""
