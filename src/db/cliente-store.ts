@@ -1,11 +1,12 @@
 // Clientes (spec 2.16). Live rows have `deleted_at` null; every query is scoped to the company, and only live rows are
 // ever returned (DESIGN §12: a soft-deleted cliente is 404 everywhere and absent from lists and search).
-import { and, desc, eq, isNull, lt, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm'
+import { and, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { contains, empresaKey, ftsMatchExpression, inEmpresaRange, isTrigramSearchable, seqOf } from './catalog-index'
 import type { Db } from './open'
 import { clientes, type ClienteRow } from './schema'
 
-export type NewCliente = Omit<typeof clientes.$inferInsert, 'seq'>
+export type NewCliente = Omit<typeof clientes.$inferInsert, 'seq' | 'empresa_key'>
 export type ClientePatch = Partial<Omit<NewCliente, 'id' | 'empresa_id' | 'rut' | 'created_at' | 'deleted_at'>>
 
 /** The FTS5 index of drizzle/0003_catalogs.sql, declared for queries only: drizzle-kit reads schema.ts alone. */
@@ -14,7 +15,7 @@ const clientesFts = sqliteTable('clientes_fts', { rowid: integer('rowid').notNul
 const live = (empresaId: string): SQL => and(eq(clientes.empresa_id, empresaId), isNull(clientes.deleted_at))!
 
 export function insertCliente(db: Db, row: NewCliente): ClienteRow {
-  return db.insert(clientes).values(row).returning().get()
+  return db.insert(clientes).values({ ...row, empresa_key: empresaKey(row.empresa_id) }).returning().get()
 }
 
 export function findClienteById(db: Db, empresaId: string, id: string): ClienteRow | undefined {
@@ -53,30 +54,14 @@ export function searchClientes(db: Db, empresaId: string, terms: readonly string
     return db
       .select({ cliente: clientes })
       .from(clientesFts)
-      .innerJoin(clientes, eq(clientes.seq, clientesFts.rowid))
-      .where(and(sql`${clientesFts} MATCH ${ftsMatchExpression(terms)}`, live(empresaId)))
+      .innerJoin(clientes, eq(clientes.seq, seqOf(clientesFts.rowid)))
+      .where(and(sql`${clientesFts} MATCH ${ftsMatchExpression(terms)}`, inEmpresaRange(clientesFts.rowid, empresaId), live(empresaId)))
       .orderBy(desc(clientesFts.rowid))
       .limit(limit)
       .all()
       .map((r) => r.cliente)
-  const rut = sql`lower(replace(${clientes.rut}, '-', ''))`
-  const anyTerm = or(...terms.flatMap((t) => [likeSubstring(clientes.busqueda, t), likeSubstring(rut, t)]))
+  // A RUT is digits and K: other terms need not look at it (the walk's cost is per row and per test).
+  const rut = sql`replace(${clientes.rut}, '-', '')`
+  const anyTerm = or(...terms.flatMap((t) => (/^[0-9k]+$/.test(t) ? [contains(clientes.busqueda, t), contains(rut, t.toUpperCase())] : [contains(clientes.busqueda, t)])))
   return db.select().from(clientes).where(and(live(empresaId), anyTerm)).orderBy(desc(clientes.seq)).limit(limit).all()
-}
-
-// Shared with producto-store.ts: how a list of substrings becomes FTS5 or LIKE syntax.
-
-/** The trigram tokenizer indexes 3-character windows: a shorter term matches nothing through MATCH. */
-export function isTrigramSearchable(term: string): boolean {
-  return [...term].length >= 3
-}
-
-/** `"a" OR "b"`: each term a quoted FTS5 phrase (quotes doubled), so no character of a query is FTS syntax. */
-export function ftsMatchExpression(terms: readonly string[]): string {
-  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ')
-}
-
-/** `expr LIKE '%term%'` with the term's own %, _ and \ taken literally. */
-export function likeSubstring(expr: SQLWrapper, term: string): SQL {
-  return sql`${expr} LIKE ${`%${term.replace(/[\\%_]/g, '\\$&')}%`} ESCAPE '\\'`
 }

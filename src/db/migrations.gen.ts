@@ -9,5 +9,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
   { tag: '0001_issuance', when: 1795384104367, breakpoints: true, sql: m1 },
   { tag: '0002_sii', when: 1795385464172, breakpoints: true, sql: m2 },
-  { tag: '0003_catalogs', when: 1795385994986, breakpoints: true, sql: m3 },
+  { tag: '0003_catalogs', when: 1795387790745, breakpoints: true, sql: m3 },
 ]

@@ -2,11 +2,11 @@
 // ever returned (DESIGN §12). DTEs copy their lines, so nothing here ever touches an issued document.
 import { and, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { ftsMatchExpression, isTrigramSearchable, likeSubstring } from './cliente-store'
+import { contains, empresaKey, ftsMatchExpression, inEmpresaRange, isTrigramSearchable, seqOf } from './catalog-index'
 import type { Db } from './open'
 import { productos, type ProductoRow } from './schema'
 
-export type NewProducto = Omit<typeof productos.$inferInsert, 'seq'>
+export type NewProducto = Omit<typeof productos.$inferInsert, 'seq' | 'empresa_key'>
 export type ProductoPatch = Partial<Omit<NewProducto, 'id' | 'empresa_id' | 'created_at' | 'deleted_at'>>
 
 /** The FTS5 index of drizzle/0003_catalogs.sql, declared for queries only: drizzle-kit reads schema.ts alone. */
@@ -15,7 +15,7 @@ const productosFts = sqliteTable('productos_fts', { rowid: integer('rowid').notN
 const live = (empresaId: string): SQL => and(eq(productos.empresa_id, empresaId), isNull(productos.deleted_at))!
 
 export function insertProducto(db: Db, row: NewProducto): ProductoRow {
-  return db.insert(productos).values(row).returning().get()
+  return db.insert(productos).values({ ...row, empresa_key: empresaKey(row.empresa_id) }).returning().get()
 }
 
 export function findProductoById(db: Db, empresaId: string, id: string): ProductoRow | undefined {
@@ -56,12 +56,12 @@ export function searchProductos(db: Db, empresaId: string, terms: readonly strin
     return db
       .select({ producto: productos })
       .from(productosFts)
-      .innerJoin(productos, eq(productos.seq, productosFts.rowid))
-      .where(and(sql`${productosFts} MATCH ${ftsMatchExpression(terms)}`, live(empresaId)))
+      .innerJoin(productos, eq(productos.seq, seqOf(productosFts.rowid)))
+      .where(and(sql`${productosFts} MATCH ${ftsMatchExpression(terms)}`, inEmpresaRange(productosFts.rowid, empresaId), live(empresaId)))
       .orderBy(desc(productosFts.rowid))
       .limit(limit)
       .all()
       .map((r) => r.producto)
-  const anyTerm = or(...terms.flatMap((t) => [likeSubstring(productos.busqueda, t), likeSubstring(productos.busqueda_codigo, t)]))
+  const anyTerm = or(...terms.flatMap((t) => [contains(productos.busqueda, t), contains(productos.busqueda_codigo, t)]))
   return db.select().from(productos).where(and(live(empresaId), anyTerm)).orderBy(desc(productos.seq)).limit(limit).all()
 }

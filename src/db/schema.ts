@@ -212,9 +212,9 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect
 
 // Catalogs (spec 2.16, 2.17; issue 8). Integrators' convenience only: a DTE copies what it needs, so editing or deleting
 // a cliente or producto never touches an issued document. Deletion is soft (DESIGN §12): `deleted_at` set, the row kept,
-// its RUT or codigo free again. `seq` is the INTEGER PRIMARY KEY (the rowid itself, so VACUUM INTO never renumbers it):
-// the FTS5 search index of drizzle/0003_catalogs.sql keys on it. `busqueda*` hold the folded text that index reads
-// (domain/catalogo.ts foldText); they are never returned.
+// its RUT or codigo free again. `seq` is the INTEGER PRIMARY KEY (the rowid itself, so VACUUM INTO never renumbers it);
+// the FTS5 search index of drizzle/0003_catalogs.sql keys each row on empresa_key × 2^40 + seq (db/catalog-index.ts).
+// `busqueda*` hold the folded text that index reads (domain/catalogo.ts foldText); they are never returned.
 
 export const clientes = sqliteTable(
   'clientes',
@@ -224,6 +224,8 @@ export const clientes = sqliteTable(
     empresa_id: text('empresa_id')
       .notNull()
       .references(() => empresas.id),
+    /** Hash of empresa_id: the high bits of the row's key in the search index, so a search reads one company's range. */
+    empresa_key: integer('empresa_key').notNull(),
     /** Canonical `12345678-K`; fixed after creation (spec 2.16). */
     rut: text('rut').notNull(),
     razon_social: text('razon_social').notNull(),
@@ -246,8 +248,8 @@ export const clientes = sqliteTable(
     // Unique among live rows only: a deleted cliente frees its RUT (DESIGN §12).
     uniqueIndex('clientes_empresa_rut_live').on(t.empresa_id, t.rut).where(sql`deleted_at IS NULL`),
     index('clientes_empresa_live').on(t.empresa_id, t.id).where(sql`deleted_at IS NULL`),
-    // (empresa_id) + the implicit rowid: newest-first walks for searches too short for the trigram index.
-    index('clientes_empresa_seq_live').on(t.empresa_id).where(sql`deleted_at IS NULL`),
+    // Searches too short for the trigram index walk this newest first, reading the folded text from the index alone.
+    index('clientes_empresa_seq_live').on(t.empresa_id, t.seq, t.busqueda, t.rut).where(sql`deleted_at IS NULL`),
   ],
 )
 
@@ -259,6 +261,8 @@ export const productos = sqliteTable(
     empresa_id: text('empresa_id')
       .notNull()
       .references(() => empresas.id),
+    /** Hash of empresa_id: the high bits of the row's key in the search index, so a search reads one company's range. */
+    empresa_key: integer('empresa_key').notNull(),
     codigo: text('codigo'),
     nombre: text('nombre').notNull(),
     descripcion: text('descripcion'),
@@ -279,7 +283,7 @@ export const productos = sqliteTable(
     uniqueIndex('productos_empresa_codigo_live').on(t.empresa_id, t.codigo).where(sql`deleted_at IS NULL`),
     index('productos_empresa_live').on(t.empresa_id, t.id).where(sql`deleted_at IS NULL`),
     index('productos_empresa_categoria_live').on(t.empresa_id, t.categoria, t.id).where(sql`deleted_at IS NULL`),
-    index('productos_empresa_seq_live').on(t.empresa_id).where(sql`deleted_at IS NULL`),
+    index('productos_empresa_seq_live').on(t.empresa_id, t.seq, t.busqueda, t.busqueda_codigo).where(sql`deleted_at IS NULL`),
   ],
 )
 

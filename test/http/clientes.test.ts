@@ -307,8 +307,8 @@ describe('GET /clientes/search', () => {
     tenant = await s.tenant(testRut())
     c.nunoa = await create({ rut: '76.086.428-5', razon_social: 'Ferretería Ñuñoa Limitada' }, tenant)
     c.k = await create({ rut: '96874030-k', razon_social: 'Constructora ÁRBOL Alto S.A.' }, tenant)
-    c.ohiggins = await create({ rut: testRut(), razon_social: 'Distribuidora O’Higgins 100% Ltda.' }, tenant)
-    c.under = await create({ rut: testRut(), razon_social: 'Importadora foo_bar "Citas" SpA' }, tenant)
+    c.ohiggins = await create({ rut: '97975000-5', razon_social: 'Distribuidora O’Higgins 100% Ltda.' }, tenant)
+    c.under = await create({ rut: '12345678-5', razon_social: 'Importadora foo_bar "Citas" SpA' }, tenant)
     await create({ rut: '76.086.428-5', razon_social: 'Ferretería Ñuñoa Limitada (de otra empresa)' }, other)
   })
   const found = async (q: string, extra = '') => {
@@ -354,6 +354,9 @@ describe('GET /clientes/search', () => {
     expect(await found('_')).toEqual([c.under!.id])
     expect(await found('a')).toEqual([c.under!.id, c.ohiggins!.id, c.k!.id, c.nunoa!.id])
     expect(await found('zz')).toEqual([])
+    expect(await found('0k')).toEqual([c.k!.id])
+    expect(await found('0-K')).toEqual([c.k!.id])
+    expect(await found('28')).toEqual([c.nunoa!.id])
   })
 
   test('no match, and quotes or FTS syntax in q, answer an empty array', async () => {

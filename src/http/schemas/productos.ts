@@ -1,18 +1,21 @@
 // /productos bodies, queries and the producto record (spec 2.17, 4.6; DESIGN §8, §12). Shape only; the rules
 // TypeBox cannot state live in domain/catalogo.ts and run with the shape in parseCatalogBody (schemas/clientes.ts).
-import { Type, type TLiteral } from '@sinclair/typebox'
-import { checkProductoFields, PRECIO_UNITARIO_MAX, PRODUCTO_MAX_LENGTH, UNIDADES, type Unidad as UnidadValue } from '../../domain/catalogo'
+import { Type, type Static } from '@sinclair/typebox'
+import { checkProductoFields, PRECIO_UNITARIO_MAX, PRODUCTO_MAX_LENGTH, type UNIDADES } from '../../domain/catalogo'
 import type { ProductoAlta, ProductoCambios } from '../../services/productos'
 import { Cursor, ListLimit } from '../pagination'
 import { nullableText, parseCatalogBody, SearchLimit, searchQ } from './clientes'
 
 const text = (field: keyof typeof PRODUCTO_MAX_LENGTH, description: string) => nullableText(PRODUCTO_MAX_LENGTH, field, description)
 
-// A union of literals, never t.UnionEnum, which would inject a default (STACK-NOTES "Elysia and TypeBox").
+// A union of literals, never t.UnionEnum, which would inject a default (STACK-NOTES "Elysia and TypeBox"); spelled
+// out so TypeScript sees each literal, and held to domain UNIDADES by the type below.
 const Unidad = Type.Union(
-  UNIDADES.map((u): TLiteral<UnidadValue> => Type.Literal(u)),
+  [Type.Literal('UN'), Type.Literal('HR'), Type.Literal('KG'), Type.Literal('LT'), Type.Literal('MT'), Type.Literal('M2'), Type.Literal('M3')],
   { description: 'Unidad de medida: UN, HR, KG, LT, MT, M2, M3 (por defecto UN).' },
 )
+type SameUnidades = [Static<typeof Unidad>] extends [(typeof UNIDADES)[number]] ? ([(typeof UNIDADES)[number]] extends [Static<typeof Unidad>] ? true : never) : never
+true satisfies SameUnidades
 
 const productoFields = {
   codigo: Type.Optional(
