@@ -4,10 +4,12 @@ import m0 from '../../drizzle/0000_foundation.sql' with { type: 'text' }
 import m1 from '../../drizzle/0001_issuance.sql' with { type: 'text' }
 import m2 from '../../drizzle/0002_sii.sql' with { type: 'text' }
 import m3 from '../../drizzle/0003_catalogs.sql' with { type: 'text' }
+import m4 from '../../drizzle/0004_webhooks.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
   { tag: '0001_issuance', when: 1795384104367, breakpoints: true, sql: m1 },
   { tag: '0002_sii', when: 1795385464172, breakpoints: true, sql: m2 },
   { tag: '0003_catalogs', when: 1795387790745, breakpoints: true, sql: m3 },
+  { tag: '0004_webhooks', when: 1795388490396, breakpoints: true, sql: m4 },
 ]

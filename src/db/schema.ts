@@ -289,3 +289,99 @@ export const productos = sqliteTable(
 
 export type ClienteRow = typeof clientes.$inferSelect
 export type ProductoRow = typeof productos.$inferSelect
+
+// ------------------------------------------------------------------------------------------------ webhooks (DESIGN §7)
+
+/** Subscriptions. The secret signs deliveries, so it is sealed by the vault (`webhook:<id>`), never stored in clear. */
+export const webhooks = sqliteTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    url: text('url').notNull(),
+    events: text('events', { mode: 'json' }).$type<string[]>().notNull(),
+    secret_sealed: blob('secret_sealed', { mode: 'buffer' }).notNull(),
+    /** What lists show of the secret (DESIGN §7: masked to its last 4 characters). */
+    secret_last4: text('secret_last4').notNull(),
+    created_at: text('created_at').notNull(),
+    /** DELETE sets it; a deleted webhook is 404 everywhere and receives nothing more. */
+    deleted_at: text('deleted_at'),
+  },
+  (t) => [index('webhooks_empresa').on(t.empresa_id, t.id)],
+)
+
+/** The outbox: every event, written in the same transaction as the change that causes it (DESIGN §7). */
+export const events = sqliteTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    type: text('type').notNull(),
+    /** The JSON body every subscription receives, fixed when the event happens. */
+    body: text('body').notNull(),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [index('events_empresa').on(t.empresa_id, t.id)],
+)
+
+/** One event to one webhook: its attempts, outcome and next retry. */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    webhook_id: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id),
+    event_id: text('event_id')
+      .notNull()
+      .references(() => events.id),
+    event_type: text('event_type').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'failed', 'cancelled'] }).notNull(),
+    attempt: integer('attempt').notNull().default(0),
+    next_attempt_at: text('next_attempt_at'),
+    status_code: integer('status_code'),
+    duration_ms: integer('duration_ms'),
+    error: text('error'),
+    delivered_at: text('delivered_at'),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [index('deliveries_due').on(t.status, t.next_attempt_at), index('deliveries_webhook').on(t.webhook_id, t.id)],
+)
+
+/** caf.low_stock fires once per crossing of the threshold; a new CAF of the type re-arms it (DESIGN §7). */
+export const cafStockAlerts = sqliteTable(
+  'caf_stock_alerts',
+  {
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    tipo_dte: integer('tipo_dte').notNull(),
+    is_armed: integer('is_armed', { mode: 'boolean' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.tipo_dte] })],
+)
+
+/** certificado.expiring fires once per threshold (30, 15, 7, 3, 1 days) and certificate. */
+export const certificadoAlerts = sqliteTable(
+  'certificado_alerts',
+  {
+    certificado_id: text('certificado_id')
+      .notNull()
+      .references(() => certificados.id),
+    dias: integer('dias').notNull(),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.certificado_id, t.dias] })],
+)
+
+export type WebhookRow = typeof webhooks.$inferSelect
+export type EventRow = typeof events.$inferSelect
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect
