@@ -10,6 +10,8 @@ import { startHttpServer } from '../http/server'
 import { housekeepingJob } from '../jobs/housekeeping'
 import { siiSubmitJob } from '../jobs/sii-submit'
 import { siiTrackJob } from '../jobs/sii-track'
+import { webhookDeliverJob } from '../jobs/webhook-deliver'
+import { alertsJob } from '../jobs/alerts'
 import { siiReadiness } from '../services/sii-readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
@@ -75,7 +77,13 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
   const runtime = await buildDeps(config, log, overrides.clock)
   const deps = runtime.deps
   let shuttingDown = false
-  const scheduler = startScheduler(deps, [housekeepingJob, siiSubmitJob(config.submitEveryMs), siiTrackJob(config.trackEveryMs)])
+  const scheduler = startScheduler(deps, [
+    housekeepingJob,
+    siiSubmitJob(config.submitEveryMs),
+    siiTrackJob(config.trackEveryMs),
+    webhookDeliverJob(config.deliverEveryMs),
+    alertsJob,
+  ])
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),
     isShuttingDown: () => shuttingDown,

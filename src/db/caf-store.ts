@@ -84,3 +84,8 @@ export function foliosLeft(db: Db, empresaId: string, tipoDte: number, today: st
     .get()
   return Number(row?.n ?? 0)
 }
+
+/** (empresa, tipo) pairs that have CAFs, for the periodic stock check. */
+export function cafTypesInUse(db: Db): Array<{ empresa_id: string; tipo_dte: number }> {
+  return db.selectDistinct({ empresa_id: cafs.empresa_id, tipo_dte: cafs.tipo_dte }).from(cafs).all()
+}

@@ -28,3 +28,8 @@ export function findActiveCertificado(db: Db, empresaId: string): CertificadoRow
 export function deactivateCertificado(db: Db, id: string): void {
   db.update(certificados).set({ is_active: false }).where(eq(certificados.id, id)).run()
 }
+
+/** Every company's active certificate, for the daily expiry check. */
+export function listActiveCertificados(db: Db): CertificadoRow[] {
+  return db.select().from(certificados).where(eq(certificados.is_active, true)).all()
+}

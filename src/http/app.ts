@@ -13,6 +13,7 @@ import { fieldErrorsFromTypeBox } from './validation'
 import { API_PREFIX } from './prefix'
 import { cafRoutes } from './routes/caf'
 import { dteRoutes } from './routes/dte'
+import { webhookRoutes } from './routes/webhooks'
 import { dtePdfRoutes } from './routes/dte-pdf'
 import { certificadoRoutes } from './routes/certificado'
 import { clienteRoutes } from './routes/clientes'
@@ -69,7 +70,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     })
     .use(docsRoutes())
     .use(opsRoutes(deps, readiness))
-    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)).use(dtePdfRoutes(deps)).use(clienteRoutes(deps)).use(productoRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)).use(dtePdfRoutes(deps)).use(clienteRoutes(deps)).use(productoRoutes(deps)).use(webhookRoutes(deps)))
   return app
 }
 

@@ -26,6 +26,8 @@ export function startScheduler(deps: Deps, jobs: readonly Job[]): Scheduler {
         {
           // Every second, then at least `interval` seconds apart: periods of DESIGN §2 (5s, 30s, 1h) in one form.
           interval: Math.max(1, Math.round(job.everyMs / 1000)),
+          // The first run comes one period after start, like every later one: a restart does not fire every job at once.
+          startAt: new Date(Date.now() + job.everyMs),
           protect: true,
           catch: (err: unknown) => deps.log.error('job.failed', { job: job.name, error: String(err), stack: (err as Error)?.stack }),
         },

@@ -3,6 +3,7 @@
 import { isoTimestamp, santiagoDate } from '../clock'
 import { findCafById, findOverlappingCaf, insertCaf, listCafs as listRows } from '../db/caf-store'
 import { findEmpresaById } from '../db/empresa-store'
+import { setCafAlertArmed } from '../db/webhook-store'
 import type { CafRow } from '../db/schema'
 import { cafVenceEl, foliosDisponibles, isCafActive } from '../domain/folios'
 import { TimbreError } from '../errors'
@@ -67,6 +68,8 @@ export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empr
         throw new TimbreError('CAF_RANGE_EXISTS', {
           context: { caf_id: overlap.id, folio_desde: overlap.folio_desde, folio_hasta: overlap.folio_hasta },
         })
+      // A new CAF re-arms caf.low_stock for its type (DESIGN §7).
+      setCafAlertArmed(tx, empresaId, caf.tipoDte, true)
       return insertCaf(tx, {
         id,
         empresa_id: empresaId,

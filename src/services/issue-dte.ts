@@ -19,6 +19,7 @@ import { parseXml, toLatin1Bytes } from '../xml/latin1'
 import { signDte } from '../xml/signature'
 import { buildTed } from '../xml/ted'
 import { openActiveCertificado } from './certificados'
+import { checkCafStock, emitDteCreated } from './events'
 import type { Deps } from './deps'
 
 /** Spec 2.2: the issuance response holds only these. */
@@ -90,7 +91,7 @@ export interface IssueInput {
   readonly request: EmitirDte
 }
 
-export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log'>, input: IssueInput): StoredAnswer {
+export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config'>, input: IssueInput): StoredAnswer {
   const now = deps.clock.now()
   const hash = requestHash(input.body)
   const certificado = openActiveCertificado(deps, input.empresaId, now)
@@ -133,6 +134,8 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log'>, 
         created_at: at,
         updated_at: at,
       })
+      emitDteCreated(tx, dte, now)
+      checkCafStock(tx, { empresaId: input.empresaId, tipoDte: dte.tipo_dte, threshold: deps.config.cafLowStock, cafId: taken.caf.id, now })
       const body: IssuanceResponse = { id: dte.id, folio: dte.folio, tipo_dte: dte.tipo_dte, estado: 'firmado', monto_total: dte.monto_total, created_at: dte.created_at }
       const location = `/api/v1/billing/dte/${dte.id}`
       insertIdempotencyKey(tx, {

@@ -6,13 +6,14 @@ import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { findEnvio, insertEnvio, setEnvioTrackId } from '../db/envio-store'
 import type { DteRow, EmpresaRow, EnvioRow } from '../db/schema'
-import { backoffMs, type BackoffPolicy, type SiiTiming } from '../domain/estados'
+import { backoffMs, isFinal, type BackoffPolicy, type SiiTiming } from '../domain/estados'
 import { TIPOS } from '../domain/tipos'
 import type { TipoDte } from '../domain/emision'
 import { TimbreError } from '../errors'
 import type { SiiChannel, SiiCredentials, UploadOutcome } from '../sii/client/client'
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
 import { openActiveCertificado } from './certificados'
+import { emitFinalState } from './events'
 import type { Deps } from './deps'
 
 export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
@@ -109,8 +110,10 @@ export async function submitDte(deps: SubmitDeps, dteId: string, empresaId: stri
   const patch = patchAfterUpload(outcome, dte.intentos + 1, dte.track_id, now, deps.siiTiming)
   deps.store.db.transaction(
     (tx) => {
-      updateDteIf(tx, dte.id, ['enviando'], patch)
+      const updated = updateDteIf(tx, dte.id, ['enviando'], patch)
       if (patch.track_id) setEnvioTrackId(tx, envio.id, patch.track_id)
+      // Refused at upload (STATUS 2, 7, 8) is final: its event goes out with the change (DESIGN §7).
+      if (updated && isFinal(updated.estado)) emitFinalState(tx, updated, now)
     },
     { behavior: 'immediate' },
   )

@@ -5,11 +5,12 @@ import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import type { DteRow } from '../db/schema'
-import { backoffMs, estadoFromProcessedEnvio, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
+import { backoffMs, estadoFromProcessedEnvio, isFinal, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
 import { TimbreError } from '../errors'
 import type { DteStatusOutcome, EnvioOutcome, SiiCompany, SiiCredentials } from '../sii/client/client'
 import { openActiveCertificado } from './certificados'
 import type { Deps } from './deps'
+import { emitFinalState } from './events'
 import { channelOf, LEASE_MS } from './submit-dte'
 
 export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
@@ -130,7 +131,14 @@ export async function trackDte(deps: TrackDeps, dteId: string, empresaId: string
   }
   const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente }
   const patch = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)
-  const updated = updateDteIf(deps.store.db, dte.id, ['procesando'], patch)
+  const updated = deps.store.db.transaction(
+    (tx) => {
+      const row = updateDteIf(tx, dte.id, ['procesando'], patch)
+      if (row && isFinal(row.estado)) emitFinalState(tx, row, now)
+      return row
+    },
+    { behavior: 'immediate' },
+  )
   const estado = (updated?.estado ?? 'procesando') as TrackResult
   if (estado !== 'procesando') deps.log.info('sii.final', { empresa_id: empresaId, dte_id: dte.id, tipo_dte: dte.tipo_dte, folio: dte.folio, estado })
   return estado

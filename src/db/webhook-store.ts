@@ -1,0 +1,135 @@
+// Webhooks, the events outbox and deliveries (DESIGN §7). Event rows and their deliveries are written in the caller's
+// transaction, the one that makes the change the event reports.
+import { and, desc, eq, isNull, lt, lte, sql } from 'drizzle-orm'
+import type { Db } from './open'
+import { cafStockAlerts, certificadoAlerts, events, webhookDeliveries, webhooks, type DeliveryRow, type WebhookRow } from './schema'
+
+export function insertWebhook(db: Db, row: typeof webhooks.$inferInsert): WebhookRow {
+  return db.insert(webhooks).values(row).returning().get()
+}
+
+export function listWebhooks(db: Db, empresaId: string): WebhookRow[] {
+  return db.select().from(webhooks).where(and(eq(webhooks.empresa_id, empresaId), isNull(webhooks.deleted_at))).orderBy(desc(webhooks.id)).all()
+}
+
+export function findWebhook(db: Db, empresaId: string, id: string): WebhookRow | undefined {
+  return db.select().from(webhooks).where(and(eq(webhooks.empresa_id, empresaId), eq(webhooks.id, id), isNull(webhooks.deleted_at))).get()
+}
+
+/** Soft-deletes the webhook and cancels what it had pending, in one statement pair of the caller's transaction. */
+export function deleteWebhook(db: Db, empresaId: string, id: string, at: string): boolean {
+  const gone = db.update(webhooks).set({ deleted_at: at }).where(and(eq(webhooks.empresa_id, empresaId), eq(webhooks.id, id), isNull(webhooks.deleted_at))).returning().get()
+  if (!gone) return false
+  db.update(webhookDeliveries).set({ status: 'cancelled', next_attempt_at: null, updated_at: at }).where(and(eq(webhookDeliveries.webhook_id, id), eq(webhookDeliveries.status, 'pending'))).run()
+  return true
+}
+
+/** Writes the event and one pending delivery per subscribed, live webhook (or only `onlyWebhookId`, for pings). */
+export function insertEventWithDeliveries(
+  db: Db,
+  event: { id: string; empresa_id: string; type: string; body: string; created_at: string },
+  onlyWebhookId?: string,
+): number {
+  db.insert(events).values(event).run()
+  const targets = onlyWebhookId
+    ? listWebhooks(db, event.empresa_id).filter((w) => w.id === onlyWebhookId)
+    : listWebhooks(db, event.empresa_id).filter((w) => w.events.includes(event.type))
+  for (const w of targets)
+    db.insert(webhookDeliveries)
+      .values({
+        id: Bun.randomUUIDv7(),
+        empresa_id: event.empresa_id,
+        webhook_id: w.id,
+        event_id: event.id,
+        event_type: event.type,
+        status: 'pending',
+        next_attempt_at: event.created_at,
+        created_at: event.created_at,
+        updated_at: event.created_at,
+      })
+      .run()
+  return targets.length
+}
+
+export interface DueDelivery {
+  readonly delivery: DeliveryRow
+  readonly url: string
+  readonly secretSealed: Uint8Array
+  readonly body: string
+}
+
+export function findDueDeliveries(db: Db, nowIso: string, limit: number): DueDelivery[] {
+  return db
+    .select({ delivery: webhookDeliveries, url: webhooks.url, secretSealed: webhooks.secret_sealed, body: events.body })
+    .from(webhookDeliveries)
+    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhook_id))
+    .innerJoin(events, eq(events.id, webhookDeliveries.event_id))
+    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.next_attempt_at, nowIso), isNull(webhooks.deleted_at)))
+    .orderBy(webhookDeliveries.next_attempt_at)
+    .limit(limit)
+    .all()
+}
+
+/** Pushes next_attempt_at to a lease so another pass does not send it too; undefined if it is no longer due. */
+export function claimDelivery(db: Db, id: string, nowIso: string, leaseUntilIso: string): DeliveryRow | undefined {
+  return db
+    .update(webhookDeliveries)
+    .set({ next_attempt_at: leaseUntilIso })
+    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.next_attempt_at, nowIso)))
+    .returning()
+    .get()
+}
+
+/** Records an attempt unless the delivery was cancelled meanwhile (a DELETE wins over an attempt in flight). */
+export function recordAttempt(db: Db, id: string, patch: Partial<typeof webhookDeliveries.$inferInsert>): void {
+  db.update(webhookDeliveries).set(patch).where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, 'pending'))).run()
+}
+
+export function listDeliveries(db: Db, webhookId: string, afterId: string | null, limit: number, onlyFailed = false): DeliveryRow[] {
+  const c = [eq(webhookDeliveries.webhook_id, webhookId)]
+  if (afterId) c.push(lt(webhookDeliveries.id, afterId))
+  if (onlyFailed) c.push(eq(webhookDeliveries.status, 'failed'))
+  return db.select().from(webhookDeliveries).where(and(...c)).orderBy(desc(webhookDeliveries.id)).limit(limit).all()
+}
+
+export function listDeliveriesOfEmpresa(db: Db, empresaId: string, onlyFailed: boolean, limit: number): DeliveryRow[] {
+  const c = [eq(webhookDeliveries.empresa_id, empresaId)]
+  if (onlyFailed) c.push(eq(webhookDeliveries.status, 'failed'))
+  return db.select().from(webhookDeliveries).where(and(...c)).orderBy(desc(webhookDeliveries.id)).limit(limit).all()
+}
+
+export function findDelivery(db: Db, webhookId: string, id: string): DeliveryRow | undefined {
+  return db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.webhook_id, webhookId), eq(webhookDeliveries.id, id))).get()
+}
+
+/** Queues a delivery again now, whatever its outcome was (redeliver). */
+export function requeueDelivery(db: Db, id: string, at: string): DeliveryRow | undefined {
+  return db.update(webhookDeliveries).set({ status: 'pending', next_attempt_at: at, updated_at: at }).where(eq(webhookDeliveries.id, id)).returning().get()
+}
+
+/** Queues again every delivery of an event (CLI `webhook redeliver --event`). */
+export function requeueEvent(db: Db, eventId: string, at: string): number {
+  return db
+    .update(webhookDeliveries)
+    .set({ status: 'pending', next_attempt_at: at, updated_at: at })
+    .where(and(eq(webhookDeliveries.event_id, eventId), sql`${webhookDeliveries.status} <> 'cancelled'`))
+    .returning({ id: webhookDeliveries.id })
+    .all().length
+}
+
+export function isCafAlertArmed(db: Db, empresaId: string, tipoDte: number): boolean {
+  const row = db.select().from(cafStockAlerts).where(and(eq(cafStockAlerts.empresa_id, empresaId), eq(cafStockAlerts.tipo_dte, tipoDte))).get()
+  return row?.is_armed ?? true
+}
+
+export function setCafAlertArmed(db: Db, empresaId: string, tipoDte: number, isArmed: boolean): void {
+  db.insert(cafStockAlerts).values({ empresa_id: empresaId, tipo_dte: tipoDte, is_armed: isArmed }).onConflictDoUpdate({ target: [cafStockAlerts.empresa_id, cafStockAlerts.tipo_dte], set: { is_armed: isArmed } }).run()
+}
+
+export function announcedExpiryDays(db: Db, certificadoId: string): number[] {
+  return db.select({ dias: certificadoAlerts.dias }).from(certificadoAlerts).where(eq(certificadoAlerts.certificado_id, certificadoId)).all().map((r) => r.dias)
+}
+
+export function markExpiryAnnounced(db: Db, certificadoId: string, dias: readonly number[], at: string): void {
+  for (const d of dias) db.insert(certificadoAlerts).values({ certificado_id: certificadoId, dias: d, created_at: at }).onConflictDoNothing().run()
+}

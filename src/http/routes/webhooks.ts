@@ -1,0 +1,78 @@
+// Spec 4.4 listarWebhooks / registrarWebhook / eliminarWebhook, and the delivery log of DESIGN §12 (extensions).
+import { Elysia } from 'elysia'
+import { Type } from '@sinclair/typebox'
+import { TimbreError } from '../../errors'
+import type { Deps } from '../../services/deps'
+import { listWebhooks, redeliver, registerWebhook, removeWebhook, sendTestPing, webhookDeliveries } from '../../services/webhooks'
+import { decodeCursor, page, parseLimit } from '../pagination'
+import { API_PREFIX } from '../prefix'
+import { credentialOf } from '../request-context'
+import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { DeliveriesQuery, DeliverySchema, RegistrarWebhookBody, WebhookSchema } from '../schemas/webhooks'
+
+function pathId(id: string): string {
+  if (!isUuid(id)) throw new TimbreError('NOT_FOUND')
+  return id.toLowerCase()
+}
+
+const extension = (detail: Record<string, unknown>) => ({ ...detail, 'x-timbre-extension': true }) as Record<string, unknown>
+
+export const webhookRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/webhooks', normalize: false })
+    .get('', ({ request }) => listWebhooks(deps, credentialOf(request).empresaId), {
+      detail: { operationId: 'listarWebhooks', tags: ['Webhooks'], summary: 'Webhooks registrados (secreto enmascarado)' },
+      response: { 200: Type.Array(WebhookSchema), ...commonErrors },
+    })
+    .post(
+      '',
+      ({ request, body, set }) => {
+        const webhook = registerWebhook(deps, credentialOf(request).empresaId, body, deps.clock.now())
+        set.status = 201
+        set.headers['location'] = `${API_PREFIX}/webhooks/${webhook.id}`
+        return webhook
+      },
+      {
+        parse: 'json',
+        body: RegistrarWebhookBody,
+        detail: { operationId: 'registrarWebhook', tags: ['Webhooks'], summary: 'Registra un webhook; la respuesta trae el secreto completo (única vez)' },
+        response: { 201: WebhookSchema, ...commonErrors },
+      },
+    )
+    .delete('/:id', ({ request, params }) => removeWebhook(deps, credentialOf(request).empresaId, pathId(params.id)), {
+      detail: { operationId: 'eliminarWebhook', tags: ['Webhooks'], summary: 'Elimina un webhook y cancela sus entregas pendientes' },
+      response: { 200: Type.Object({ status: Type.Literal('deleted') }), 404: ErrorEnvelopeSchema, ...commonErrors },
+    })
+    .get(
+      '/:id/deliveries',
+      ({ request, params, query }) => {
+        const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
+        return page(webhookDeliveries(deps, credentialOf(request).empresaId, pathId(params.id), decodeCursor(query.cursor), limit + 1), limit)
+      },
+      {
+        query: DeliveriesQuery,
+        detail: extension({ operationId: 'listarEntregasWebhook', tags: ['Webhooks'], summary: 'Entregas recientes de un webhook (extensión)' }),
+        response: { 200: Type.Object({ data: Type.Array(DeliverySchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }), 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .post(
+      '/:id/deliveries/:deliveryId/redeliver',
+      ({ request, params, set }) => {
+        set.status = 202
+        return redeliver(deps, credentialOf(request).empresaId, pathId(params.id), pathId(params.deliveryId))
+      },
+      {
+        detail: extension({ operationId: 'reenviarEntregaWebhook', tags: ['Webhooks'], summary: 'Vuelve a enviar una entrega (extensión)' }),
+        response: { 202: DeliverySchema, 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .post(
+      '/:id/test',
+      ({ request, params, set }) => {
+        set.status = 202
+        return sendTestPing(deps, credentialOf(request).empresaId, pathId(params.id))
+      },
+      {
+        detail: extension({ operationId: 'probarWebhook', tags: ['Webhooks'], summary: 'Envía un evento ping firmado (extensión)' }),
+        response: { 202: Type.Object({ event_id: Type.String({ format: 'uuid' }) }), 404: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )

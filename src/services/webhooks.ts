@@ -1,0 +1,127 @@
+// Webhook subscriptions and their delivery log (spec 4.4, DESIGN §7, §12).
+import { randomBytes } from 'node:crypto'
+import { isoTimestamp } from '../clock'
+import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks as listRows, requeueDelivery } from '../db/webhook-store'
+import type { DeliveryRow, WebhookRow } from '../db/schema'
+import { PING, type EventType } from '../domain/events'
+import { TimbreError, type FieldError } from '../errors'
+import type { Deps } from './deps'
+import { emitEvent } from './events'
+
+/** Spec 2.15: the full secret only in the 201 of its creation; masked to its last 4 characters afterwards. */
+export interface WebhookRecord {
+  readonly id: string
+  readonly url: string
+  readonly events: string[]
+  readonly secret: string
+  readonly is_active: boolean
+  readonly created_at: string
+}
+
+export interface DeliveryRecord {
+  readonly id: string
+  readonly event_id: string
+  readonly event_type: string
+  readonly attempt: number
+  readonly status: string
+  readonly status_code: number | null
+  readonly duration_ms: number | null
+  readonly error: string | null
+  readonly delivered_at: string | null
+  readonly next_retry_at: string | null
+}
+
+function masked(row: WebhookRow): WebhookRecord {
+  return { id: row.id, url: row.url, events: row.events, secret: `…${row.secret_last4}`, is_active: row.deleted_at === null, created_at: row.created_at }
+}
+
+export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    status: row.status,
+    status_code: row.status_code,
+    duration_ms: row.duration_ms,
+    error: row.error,
+    delivered_at: row.delivered_at,
+    next_retry_at: row.status === 'pending' ? row.next_attempt_at : null,
+  }
+}
+
+/** https only, unless TIMBRE_WEBHOOK_ALLOW_HTTP; no credentials or fragments in the URL. */
+function checkUrl(url: string, allowHttp: boolean): FieldError | null {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return { field: 'url', code: 'INVALID_FORMAT', message: 'URL inválida.' }
+  }
+  if (parsed.protocol !== 'https:' && !(allowHttp && parsed.protocol === 'http:'))
+    return { field: 'url', code: 'INVALID_VALUE', message: allowHttp ? 'La URL debe ser http:// o https://.' : 'La URL debe ser https:// (http:// solo con --webhook-allow-http).' }
+  if (parsed.username || parsed.password) return { field: 'url', code: 'NOT_ALLOWED', message: 'La URL no puede llevar credenciales.' }
+  if (parsed.hash) return { field: 'url', code: 'NOT_ALLOWED', message: 'La URL no puede llevar fragmento (#).' }
+  return null
+}
+
+export function registerWebhook(
+  deps: Pick<Deps, 'store' | 'vault' | 'config'>,
+  empresaId: string,
+  input: { url: string; events: EventType[]; secret?: string },
+  now: Date,
+): WebhookRecord {
+  const urlError = checkUrl(input.url, deps.config.webhookAllowHttp)
+  if (urlError) throw new TimbreError('VALIDATION_ERROR', { details: [urlError] })
+  const secret = input.secret ?? `whsec_${randomBytes(32).toString('base64url')}`
+  const id = Bun.randomUUIDv7()
+  const row = insertWebhook(deps.store.db, {
+    id,
+    empresa_id: empresaId,
+    url: input.url,
+    events: [...new Set(input.events)],
+    secret_sealed: Buffer.from(deps.vault.seal(Buffer.from(secret, 'utf8'), `webhook:${id}`)),
+    secret_last4: secret.slice(-4),
+    created_at: isoTimestamp(now),
+  })
+  return { ...masked(row), secret }
+}
+
+export function listWebhooks(deps: Pick<Deps, 'store'>, empresaId: string): WebhookRecord[] {
+  return listRows(deps.store.db, empresaId).map(masked)
+}
+
+export function removeWebhook(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, id: string): { status: 'deleted' } {
+  const at = isoTimestamp(deps.clock.now())
+  const done = deps.store.db.transaction((tx) => deleteWebhook(tx, empresaId, id, at), { behavior: 'immediate' })
+  if (!done) throw new TimbreError('NOT_FOUND')
+  return { status: 'deleted' }
+}
+
+function liveWebhook(deps: Pick<Deps, 'store'>, empresaId: string, id: string): WebhookRow {
+  const row = findWebhook(deps.store.db, empresaId, id)
+  if (!row) throw new TimbreError('NOT_FOUND')
+  return row
+}
+
+export function webhookDeliveries(deps: Pick<Deps, 'store'>, empresaId: string, webhookId: string, afterId: string | null, limit: number): DeliveryRecord[] {
+  liveWebhook(deps, empresaId, webhookId)
+  return listDeliveries(deps.store.db, webhookId, afterId, limit).map(toDeliveryRecord)
+}
+
+export function redeliver(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, webhookId: string, deliveryId: string): DeliveryRecord {
+  liveWebhook(deps, empresaId, webhookId)
+  if (!findDelivery(deps.store.db, webhookId, deliveryId)) throw new TimbreError('NOT_FOUND')
+  return toDeliveryRecord(requeueDelivery(deps.store.db, deliveryId, isoTimestamp(deps.clock.now()))!)
+}
+
+/** POST /webhooks/{id}/test: a signed `ping` to this webhook only, whatever it subscribes to (DESIGN §12). */
+export function sendTestPing(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, webhookId: string): { event_id: string } {
+  const webhook = liveWebhook(deps, empresaId, webhookId)
+  const now = deps.clock.now()
+  const eventId = deps.store.db.transaction(
+    (tx) => emitEvent(tx, { empresaId, type: PING, data: { webhook_id: webhook.id, mensaje: 'Prueba de Timbre: la firma y la URL funcionan.' }, now, onlyWebhookId: webhook.id }),
+    { behavior: 'immediate' },
+  )
+  return { event_id: eventId }
+}
