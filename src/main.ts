@@ -8,6 +8,7 @@ import { serve } from './cli/serve'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
+import { webhookDeliveriesCommand, webhookRedeliverCommand } from './cli/webhook'
 import { ConfigError } from './config'
 import { StoreError } from './db/open'
 import { TimbreError } from './errors'
@@ -28,6 +29,8 @@ const COMMANDS: readonly Command[] = [
   restore,
   siiSimulator,
   siiSimulatorCaf,
+  webhookDeliveriesCommand,
+  webhookRedeliverCommand,
   version,
 ]
 

@@ -1,7 +1,7 @@
 // Webhook subscriptions and their delivery log (spec 4.4, DESIGN §7, §12).
 import { randomBytes } from 'node:crypto'
 import { isoTimestamp } from '../clock'
-import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks as listRows, requeueDelivery } from '../db/webhook-store'
+import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent } from '../db/webhook-store'
 import type { DeliveryRow, WebhookRow } from '../db/schema'
 import { PING, type EventType } from '../domain/events'
 import { TimbreError, type FieldError } from '../errors'
@@ -124,4 +124,16 @@ export function sendTestPing(deps: Pick<Deps, 'store' | 'clock'>, empresaId: str
     { behavior: 'immediate' },
   )
   return { event_id: eventId }
+}
+
+/** `timbre webhook deliveries`: the company's latest deliveries, or only the failed ones. */
+export function companyDeliveries(deps: Pick<Deps, 'store'>, empresaId: string, onlyFailed: boolean, limit = 100): Array<DeliveryRecord & { webhook_id: string }> {
+  return listDeliveriesOfEmpresa(deps.store.db, empresaId, onlyFailed, limit).map((row) => ({ ...toDeliveryRecord(row), webhook_id: row.webhook_id }))
+}
+
+/** `timbre webhook redeliver --event`: every delivery of the event goes out again now. */
+export function redeliverEvent(deps: Pick<Deps, 'store'>, eventId: string, now: Date): { event_id: string; requeued: number } {
+  const requeued = deps.store.db.transaction((tx) => requeueEvent(tx, eventId, isoTimestamp(now)), { behavior: 'immediate' })
+  if (requeued === 0) throw new TimbreError('NOT_FOUND', { message: `No hay entregas del evento ${eventId}.` })
+  return { event_id: eventId, requeued }
 }

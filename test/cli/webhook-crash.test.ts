@@ -43,4 +43,17 @@ test('kill -9 after a 201 and before its webhook went out: the restarted server 
   const body = JSON.parse(rx.received[0]!.body)
   expect(body).toMatchObject({ type: 'dte.created', data: { dte: { id: dte.id } } })
   expect(verifySignature(hook.secret, rx.received[0]!.headers['timbre-signature']!, rx.received[0]!.body, Math.floor(Date.now() / 1000))).toBe(true)
+
+  // The operator's CLI on the same data dir, while serve runs: the log, then a redelivery the server sends.
+  const log = runBinary(['webhook', 'deliveries', '--empresa', RUT, '--data-dir', dir])
+  expect(log.code).toBe(0)
+  expect(log.json()).toEqual([expect.objectContaining({ event_id: body.id, event_type: 'dte.created', status: 'delivered', attempt: 1, status_code: 200 })])
+  expect(runBinary(['webhook', 'deliveries', '--empresa', RUT, '--failed', '--data-dir', dir]).json()).toEqual([])
+  const again = runBinary(['webhook', 'redeliver', '--event', body.id, '--data-dir', dir])
+  expect(again.json()).toEqual({ event_id: body.id, requeued: 1 })
+  const until2 = Date.now() + 15_000
+  while (rx.received.length < 2 && Date.now() < until2) await Bun.sleep(100)
+  expect(rx.received).toHaveLength(2)
+  expect(rx.received[1]!.headers['timbre-event-id']).toBe(body.id)
+  expect(runBinary(['webhook', 'redeliver', '--event', crypto.randomUUID(), '--data-dir', dir]).code).toBe(1)
 }, 60_000)
