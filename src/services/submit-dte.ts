@@ -84,6 +84,17 @@ export function patchAfterUpload(outcome: UploadOutcome, attempt: number, trackI
   }
 }
 
+/** The active certificate as the SII client takes it; null while the company has none (DESIGN §8: submissions wait). */
+export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, empresaId: string, now: Date): SiiCredentials | null {
+  try {
+    const cert = openActiveCertificado(deps, empresaId, now)
+    return { certificateId: cert.id, rutFirmante: cert.rutFirmante, signer: cert.signer }
+  } catch (err) {
+    if (err instanceof TimbreError && err.code === 'CERTIFICATE_REQUIRED') return null
+    throw err
+  }
+}
+
 export type SubmitResult = 'procesando' | 'rechazado' | 'enviando' | 'waiting_certificate' | 'skipped'
 
 /** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
@@ -95,12 +106,8 @@ export async function submitDte(deps: SubmitDeps, dteId: string, empresaId: stri
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
-  let creds: SiiCredentials
-  try {
-    const cert = openActiveCertificado(deps, empresaId, now)
-    creds = { certificateId: cert.id, rutFirmante: cert.rutFirmante, signer: cert.signer }
-  } catch (err) {
-    if (!(err instanceof TimbreError) || err.code !== 'CERTIFICATE_REQUIRED') throw err
+  const creds = siiCredentials(deps, empresaId, now)
+  if (!creds) {
     // Without an active certificate submissions wait (DESIGN §8); look again in a while.
     updateDteIf(deps.store.db, dte.id, ['enviando'], { next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), glosa_sii: 'Sin certificado activo para firmar el envío', updated_at: at })
     return 'waiting_certificate'

@@ -6,12 +6,10 @@ import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import type { DteRow } from '../db/schema'
 import { backoffMs, estadoFromProcessedEnvio, isFinal, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
-import { TimbreError } from '../errors'
 import type { DteStatusOutcome, EnvioOutcome, SiiCompany, SiiCredentials } from '../sii/client/client'
-import { openActiveCertificado } from './certificados'
 import type { Deps } from './deps'
 import { emitFinalState } from './events'
-import { channelOf, LEASE_MS } from './submit-dte'
+import { channelOf, LEASE_MS, siiCredentials } from './submit-dte'
 
 export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
 export type TrackResult = 'procesando' | EstadoFinal | 'skipped'
@@ -120,12 +118,8 @@ export async function trackDte(deps: TrackDeps, dteId: string, empresaId: string
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
-  let creds: SiiCredentials
-  try {
-    const cert = openActiveCertificado(deps, empresaId, now)
-    creds = { certificateId: cert.id, rutFirmante: cert.rutFirmante, signer: cert.signer }
-  } catch (err) {
-    if (!(err instanceof TimbreError) || err.code !== 'CERTIFICATE_REQUIRED') throw err
+  const creds = siiCredentials(deps, empresaId, now)
+  if (!creds) {
     updateDteIf(deps.store.db, dte.id, ['procesando'], laterPatch(dte, now, deps.siiTiming.track))
     return 'procesando'
   }

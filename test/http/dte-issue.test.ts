@@ -1,11 +1,10 @@
 // Spec 4.1 emitirDTE / 4.8 with DESIGN §6, §11, §12 against the real server: every type stamped and signed, every error
 // with nothing changed, idempotency, concurrency.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import type { EmitirDte, TipoDte } from '../../src/domain/emision'
+import type { TipoDte } from '../../src/domain/emision'
 import { verifyTed } from '../../src/xml/ted'
 import { facturaSimple, issue, provisionIssuer, uploadCaf, uploadCertificate } from '../support/issuance'
+import { fixtureOfEachType } from '../support/fixtures'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
@@ -14,17 +13,6 @@ let s: TestServer
 let t: Tenant
 
 /** The first fixture of each type (test/fixtures/dte): realistic documents, dated today by the server. */
-function fixtureOfEachType(): Array<{ name: string; request: EmitirDte }> {
-  const root = join(import.meta.dir, '../fixtures/dte')
-  return readdirSync(root)
-    .sort()
-    .map((dir) => {
-      const file = readdirSync(join(root, dir)).sort()[0]!
-      const { request } = JSON.parse(readFileSync(join(root, dir, file), 'utf8')) as { request: EmitirDte }
-      const { fecha_emision: _fecha, ...rest } = request
-      return { name: `${dir}/${file}`, request: rest as EmitirDte }
-    })
-}
 
 beforeAll(async () => {
   s = await startTestServer()

@@ -1,12 +1,12 @@
 // GET /dte/{id}/pdf (DESIGN §8, §12; PROTOCOL §9) against the real server, read back with real tools: poppler for the
 // text and the page sizes, pdftoppm + zxing for the PDF417, which must carry exactly the stored TED bytes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { updateDteIf } from '../../src/db/dte-store'
 import type { EmitirDte } from '../../src/domain/emision'
 import { ensureBinary, startServe } from '../support/binary'
 import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { fixtureOfEachType } from '../support/fixtures'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 import { decodePdf417, pdfPageSizes, pdfText, rasterize, tedBytesOf } from '../unit/pdf/pdf-tools'
 
@@ -15,17 +15,6 @@ let s: TestServer
 let t: Tenant
 let other: Tenant
 
-function fixtureOfEachType(): Array<{ name: string; request: EmitirDte }> {
-  const root = join(import.meta.dir, '../fixtures/dte')
-  return readdirSync(root)
-    .sort()
-    .map((dir) => {
-      const file = readdirSync(join(root, dir)).sort()[0]!
-      const { request } = JSON.parse(readFileSync(join(root, dir, file), 'utf8')) as { request: EmitirDte }
-      const { fecha_emision: _fecha, ...rest } = request
-      return { name: `${dir}/${file}`, request: rest as EmitirDte }
-    })
-}
 
 beforeAll(async () => {
   s = await startTestServer()

@@ -2,14 +2,13 @@
 // HTTP and back to a final state (DESIGN §6), with faults, restarts and re-uploads. Time is an injected clock shared
 // with the in-process simulator, so "a minute later" is an argument, not a sleep.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Clock } from '../../src/clock'
 import type { EmitirDte } from '../../src/domain/emision'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
 import { startSimulator } from '../../src/sii/simulator/server'
 import { signDte } from '../../src/xml/signature'
+import { fixtureOfEachType as fixturesByType } from '../support/fixtures'
 import { facturaSimple, issue, provisionIssuer, signer } from '../support/issuance'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -39,18 +38,12 @@ async function drive(s: TestServer, t: ReturnType<typeof testClock>, ids: readon
 }
 const tenantOf = new Map<TestServer, Tenant>()
 
+/** Every type, with the receptors the simulator treats specially (DESIGN §9) replaced: here all should be accepted. */
 function fixtureOfEachType(): EmitirDte[] {
-  const root = join(import.meta.dir, '../fixtures/dte')
-  return readdirSync(root)
-    .sort()
-    .map((dir) => {
-      const file = readdirSync(join(root, dir)).sort()[0]!
-      const { request } = JSON.parse(readFileSync(join(root, dir, file), 'utf8')) as { request: EmitirDte }
-      const { fecha_emision: _f, ...rest } = request
-      // The special receptors decide outcomes in the simulator (DESIGN §9); here every document should be accepted.
-      const special = ['77777777-7', '88888888-8'].includes(rest.receptor.rut)
-      return { ...rest, receptor: special ? { ...rest.receptor, rut: '76086428-5' } : rest.receptor } as EmitirDte
-    })
+  return fixturesByType().map(({ request }) => {
+    const special = ['77777777-7', '88888888-8'].includes(request.receptor.rut)
+    return { ...request, receptor: special ? { ...request.receptor, rut: '76086428-5' } : request.receptor }
+  })
 }
 
 describe('through the in-process simulator', () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Clock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
+import { computeDv } from '../../src/domain/rut'
 import { runServer, type RunningServer } from '../../src/cli/serve'
 import { createLogger, type Logger } from '../../src/log'
 import { createApiKey } from '../../src/services/api-keys'
@@ -44,14 +45,7 @@ let rutSeq = 0
 /** Distinct valid RUTs for tests: 20000000 + n with its check digit. */
 export function testRut(): string {
   const body = String(20_000_000 + ++rutSeq * 7 + Math.floor(Math.random() * 1000) * 10_000)
-  let sum = 0
-  let factor = 2
-  for (let i = body.length - 1; i >= 0; i--) {
-    sum += Number(body[i]) * factor
-    factor = factor === 7 ? 2 : factor + 1
-  }
-  const r = 11 - (sum % 11)
-  return `${body}-${r === 11 ? '0' : r === 10 ? 'K' : String(r)}`
+  return `${body}-${computeDv(body)}`
 }
 
 export async function startTestServer(
