@@ -95,10 +95,12 @@ export function checkProductoFields(fields: Fields): FieldError[] {
  * `Ñuñoa` → `nunoa`), lower case, whitespace runs as one space, trimmed. Idempotent.
  */
 export function foldText(text: string): string {
-  return transliterate(text)
+  // Compatibility forms first (NFKD turns ⁗ into four primes, ﬁ into fi), so transliteration sees what they stand for;
+  // lower case before dropping marks, because lowering can itself produce one (İ → i + U+0307). Idempotent either way.
+  return transliterate(text.normalize('NFKD'))
+    .toLowerCase()
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
-    .toLowerCase()
     .replace(/\s+/g, ' ')
     .trim()
 }
