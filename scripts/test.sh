@@ -26,4 +26,4 @@ bun scripts/build.ts
 echo "[test 3/3] bun test"
 mkdir -p .test-results
 rm -f .test-results/junit.xml
-exec bun test --reporter=junit --reporter-outfile=.test-results/junit.xml "$@"
+exec bun test --timeout 30000 --reporter=junit --reporter-outfile=.test-results/junit.xml "$@"
