@@ -8,6 +8,7 @@ import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
 import { isTipoDte, type TipoDte } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
 import { TIPOS, type Envelope } from '../domain/tipos'
+import { C14N, DSIG_NS, keyInfoContent, signedInfoXml, SII_NS, XSI_NS } from './dsig-profile'
 import { childElements, parseXml, textOf, toLatin1Bytes } from './latin1'
 import type { Signer } from './signature'
 
@@ -59,12 +60,6 @@ const KINDS: Readonly<Record<Envelope, EnvelopeKind>> = {
   EnvioBOLETA: { root: 'EnvioBOLETA', builder: 'buildEnvioBoleta', schema: 'EnvioBOLETA_v11.xsd', maxDtes: 500 },
 }
 
-const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
-const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
-const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
-const SII_NS = 'http://www.sii.cl/SiiDte'
-const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
-const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#'
 
 /** The signed EnvioDTE for DTEs of every type but boletas (PROTOCOL §1.1, §5). Throws on a boleta or bad input. */
 export function buildEnvioDte(input: EnvioInput): string {
@@ -237,13 +232,9 @@ function canonicalize(doc: Document, node: Element, anchoredXpath: string): stri
 /**
  * The envelope's Signature, last child of the root (PROTOCOL §4.2), in the profile of §4.1. SignedInfo is
  * canonicalized under the real root start tag, so it inherits `xmlns:xsi` as every verifier sees it in place (§4.3).
- * The profile's text is repeated from `signature.ts`, which does not export it.
  */
 function envelopeSignature(rootStartTag: string, digest: string, signer: Signer): string {
-  const signedInfo =
-    `<SignedInfo><CanonicalizationMethod Algorithm="${C14N}"/><SignatureMethod Algorithm="${RSA_SHA1}"/>` +
-    `<Reference URI="#${SET_DTE_ID}"><Transforms><Transform Algorithm="${C14N}"/></Transforms>` +
-    `<DigestMethod Algorithm="${SHA1}"/><DigestValue>${digest}</DigestValue></Reference></SignedInfo>`
+  const signedInfo = signedInfoXml(`#${SET_DTE_ID}`, C14N, digest)
   const signatureValue = sign('sha1', Buffer.from(canonicalSignedInfo(rootStartTag, signedInfo), 'utf8'), signer.privateKey)
   return (
     `<Signature xmlns="${DSIG_NS}">${signedInfo}<SignatureValue>${signatureValue.toString('base64')}</SignatureValue>` +
@@ -261,13 +252,3 @@ function canonicalSignedInfo(rootStartTag: string, signedInfo: string): string {
   return canonicalize(wrapper, node, '/*/*[1]/*[1]')
 }
 
-/** KeyValue first, then X509Data (xmldsignature_v10.xsd order, PROTOCOL §4.1), as signDte writes it. */
-function keyInfoContent(signer: Signer): string {
-  const certificate = (signer.certificateDerBase64.replace(/\s/g, '').match(/.{1,64}/g) ?? []).join('\n')  // LF, never CR (§4.1)
-  return (
-    '<KeyValue><RSAKeyValue>' +
-    `<Modulus>${signer.modulusBase64}</Modulus><Exponent>${signer.exponentBase64}</Exponent>` +
-    '</RSAKeyValue></KeyValue>' +
-    `<X509Data><X509Certificate>${certificate}</X509Certificate></X509Data>`
-  )
-}

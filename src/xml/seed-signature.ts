@@ -6,14 +6,10 @@
 // two: xmldsignature_v10.xsd allows one (§4.1), and LibreDTE has signed seeds this way for years.
 import { createHash, sign } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
+import { DSIG_NS, ENVELOPED, keyInfoContent, signedInfoXml, wrap64 } from './dsig-profile'
 import { parseXml } from './latin1'
 import type { Signer } from './signature'
 
-const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
-const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'
-const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
-const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
-const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#'
 
 /**
  * `<?xml version="1.0"?>` + `<getToken><item><Semilla>…</Semilla></item><Signature …/></getToken>`, signed with
@@ -25,24 +21,17 @@ export function signSeed(seed: string, signer: Signer): string {
   const content = `<item><Semilla>${seed}</Semilla></item>`
   // The enveloped transform removes the Signature, so the digest is over the document without it.
   const digest = sha1Base64(canonicalize(parseXml(`<getToken>${content}</getToken>`), '/*'))
-  const signedInfo = signedInfoXml(digest)
+  const signedInfo = signedInfoXml('', ENVELOPED, digest)
   const placed = parseXml(`<getToken>${content}<Signature xmlns="${DSIG_NS}">${signedInfo}</Signature></getToken>`)
   // SignedInfo canonicalized where it sits: under Signature, inheriting its default namespace (§4.1).
   const canonicalSignedInfo = canonicalize(placed, '/*/*[2]/*[1]')
   const signatureValue = sign('sha1', Buffer.from(canonicalSignedInfo, 'utf8'), signer.privateKey).toString('base64')
   return (
     `<?xml version="1.0"?>\n<getToken>${content}<Signature xmlns="${DSIG_NS}">${signedInfo}` +
-    `<SignatureValue>${wrap64(signatureValue)}</SignatureValue><KeyInfo>${keyInfo(signer)}</KeyInfo></Signature></getToken>`
+    `<SignatureValue>${wrap64(signatureValue)}</SignatureValue><KeyInfo>${keyInfoContent(signer, { wrapModulus: true })}</KeyInfo></Signature></getToken>`
   )
 }
 
-function signedInfoXml(digest: string): string {
-  return (
-    `<SignedInfo><CanonicalizationMethod Algorithm="${C14N}"/><SignatureMethod Algorithm="${RSA_SHA1}"/>` +
-    `<Reference URI=""><Transforms><Transform Algorithm="${ENVELOPED}"/></Transforms>` +
-    `<DigestMethod Algorithm="${SHA1}"/><DigestValue>${digest}</DigestValue></Reference></SignedInfo>`
-  )
-}
 
 /** Inclusive C14N 1.0 without comments of the element at `anchoredXpath`, in its document's context. */
 function canonicalize(doc: Document, anchoredXpath: string): string {
@@ -67,15 +56,4 @@ function sha1Base64(canonical: string): string {
   return createHash('sha1').update(canonical, 'utf8').digest('base64')
 }
 
-/** KeyValue first, then X509Data with the leaf certificate only (PROTOCOL §4.1). */
-function keyInfo(signer: Signer): string {
-  return (
-    `<KeyValue><RSAKeyValue><Modulus>${wrap64(signer.modulusBase64)}</Modulus><Exponent>${signer.exponentBase64}</Exponent>` +
-    `</RSAKeyValue></KeyValue><X509Data><X509Certificate>${wrap64(signer.certificateDerBase64)}</X509Certificate></X509Data>`
-  )
-}
 
-/** 64-column base64 lines joined by LF, never CR (PROTOCOL §4.1); none of it is covered by a digest. */
-function wrap64(base64: string): string {
-  return (base64.replace(/\s/g, '').match(/.{1,64}/g) ?? []).join('\n')
-}

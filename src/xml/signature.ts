@@ -6,6 +6,7 @@
 import { createHash, createPublicKey, sign, X509Certificate, type KeyObject } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs, SignedXml } from 'xml-crypto'
 import { canonicalDocumento, canonicalSignedInfo as canonicalSignedInfoFromText } from './c14n'
+import { C14N, DSIG_NS, keyInfoContent, signedInfoXml, SII_NS, XSI_NS } from './dsig-profile'
 import { childElements, parseXml, textOf } from './latin1'
 
 /** What signing needs from a certificate; `crypto/pfx.ts` returns one (same shape, STYLE §1 keeps the folders apart). */
@@ -18,12 +19,6 @@ export interface Signer {
   readonly exponentBase64: string
 }
 
-const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
-const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
-const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
-const SII_NS = 'http://www.sii.cl/SiiDte'
-const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
-const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#'
 
 /**
  * Signs a standalone `<DTE>` (optionally preceded by its XML declaration) and returns it with the Signature appended.
@@ -68,7 +63,7 @@ function canonicalForms(dte: string): CanonicalForms {
 export function canonicalFormsFromText(dte: string): CanonicalForms | null {
   const documento = canonicalDocumento(dte)
   if (documento === null) return null
-  const signedInfo = signedInfoXml(documento.id, sha1Base64(documento.canonical))
+  const signedInfo = signedInfoXml(`#${documento.id}`, C14N, sha1Base64(documento.canonical))
   const canonical = canonicalSignedInfoFromText(signedInfo)
   return canonical === null ? null : { id: documento.id, signedInfo, canonicalSignedInfo: canonical }
 }
@@ -80,7 +75,7 @@ export function canonicalFormsFromDom(dte: string): CanonicalForms {
   const id = documento?.getAttribute('ID')
   if (documento === undefined || !id) throw new Error('signDte: no document element with an ID')
   // Anchored XPaths (STACK-NOTES: `//*[…]` costs ~30 % more): the document element is the first child of <DTE>.
-  const signedInfo = signedInfoXml(id, sha1Base64(canonicalize(doc, documento, '/*/*[1]')))
+  const signedInfo = signedInfoXml(`#${id}`, C14N, sha1Base64(canonicalize(doc, documento, '/*/*[1]')))
   return { id, signedInfo, canonicalSignedInfo: canonicalSignedInfo(dte, signedInfo) }
 }
 
@@ -95,14 +90,6 @@ function canonicalize(doc: Document, node: Element, anchoredXpath: string): stri
   return new C14nCanonicalization().process(node, { ancestorNamespaces, defaultNsForPrefix: { ds: DSIG_NS } }).toString()
 }
 
-/** The one-Reference SignedInfo of the SII profile, written the way xml-crypto writes it. */
-function signedInfoXml(id: string, digest: string): string {
-  return (
-    `<SignedInfo><CanonicalizationMethod Algorithm="${C14N}"/><SignatureMethod Algorithm="${RSA_SHA1}"/>` +
-    `<Reference URI="#${id}"><Transforms><Transform Algorithm="${C14N}"/></Transforms>` +
-    `<DigestMethod Algorithm="${SHA1}"/><DigestValue>${digest}</DigestValue></Reference></SignedInfo>`
-  )
-}
 
 /**
  * SignedInfo canonicalized where it will sit: under Signature (default namespace xmldsig) under this very `<DTE>`
@@ -141,20 +128,7 @@ function namespaceToAdd(attrs: string, name: string, uri: string): string {
   return ''
 }
 
-/** KeyValue first, then X509Data (xmldsignature_v10.xsd order, PROTOCOL §4.1). */
-function keyInfoContent(signer: Signer): string {
-  return (
-    '<KeyValue><RSAKeyValue>' +
-    `<Modulus>${signer.modulusBase64}</Modulus><Exponent>${signer.exponentBase64}</Exponent>` +
-    '</RSAKeyValue></KeyValue>' +
-    `<X509Data><X509Certificate>${wrap64(signer.certificateDerBase64)}</X509Certificate></X509Data>`
-  )
-}
 
-/** 64-column lines joined by LF, as LibreDTE and Odoo write the certificate; never CR (PROTOCOL §4.1). */
-function wrap64(base64: string): string {
-  return (base64.replace(/\s/g, '').match(/.{1,64}/g) ?? []).join('\n')
-}
 
 export interface SignatureCheck {
   /** The Reference URI, `#F1T33`, `#SetDoc`. */
