@@ -5,6 +5,7 @@ import m1 from '../../drizzle/0001_issuance.sql' with { type: 'text' }
 import m2 from '../../drizzle/0002_sii.sql' with { type: 'text' }
 import m3 from '../../drizzle/0003_catalogs.sql' with { type: 'text' }
 import m4 from '../../drizzle/0004_webhooks.sql' with { type: 'text' }
+import m5 from '../../drizzle/0005_dte_counts.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -12,4 +13,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0002_sii', when: 1795385464172, breakpoints: true, sql: m2 },
   { tag: '0003_catalogs', when: 1795387790745, breakpoints: true, sql: m3 },
   { tag: '0004_webhooks', when: 1795388490396, breakpoints: true, sql: m4 },
+  { tag: '0005_dte_counts', when: 1795389727215, breakpoints: true, sql: m5 },
 ]

@@ -385,3 +385,14 @@ export const certificadoAlerts = sqliteTable(
 export type WebhookRow = typeof webhooks.$inferSelect
 export type EventRow = typeof events.$inferSelect
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
+
+/**
+ * DTEs per company, kept by a trigger on every insert (DTEs are never deleted): the unfiltered `total_count` of
+ * GET /dte, which an exact COUNT made slow at a million rows (bench/issuance.ts).
+ */
+export const dteCounts = sqliteTable('dte_counts', {
+  empresa_id: text('empresa_id')
+    .primaryKey()
+    .references(() => empresas.id),
+  n: integer('n').notNull(),
+})
