@@ -25,6 +25,8 @@ const factura = (i: number) => ({
     { nombre: 'Clavos 2½" (caja 1 kg)', cantidad: 2, precio: 2490, descuento_pct: 10 },
   ],
   metadata: { n: i },
+  // Issuance alone: with auto_send the in-process simulator would validate every envelope on the same two cores.
+  auto_send: false,
 })
 
 async function provision(dataDir: string): Promise<{ url: string; key: string; proc: ReturnType<typeof Bun.spawn> }> {
