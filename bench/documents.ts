@@ -2,34 +2,16 @@
 // run (one RSA-2048 signature + one CAF-key signature per document). Target: at least 60 % of the floor.
 //   bun bench/documents.ts [seconds-per-measure]
 import { createSign } from 'node:crypto'
-import type { EmitirDte } from '../src/domain/emision'
-import { buildDteXml, tedDataFor, type EmpresaEmisora } from '../src/xml/dte-xml'
+import { buildDteXml, tedDataFor } from '../src/xml/dte-xml'
 import { toLatin1Bytes } from '../src/xml/latin1'
 import { canonicalFormsFromText, signDte } from '../src/xml/signature'
 import { buildTed } from '../src/xml/ted'
 import { makeCertificate, makeTestCaf } from '../test/support/pki'
+import { BENCH_EMPRESA, BENCH_FACTURA } from './support'
 
 const seconds = Number(process.argv[2] ?? 3)
-const empresa: EmpresaEmisora = {
-  rut: '76543210-3',
-  razon_social: 'Comercializadora Ñandú Limitada',
-  giro: 'Venta al por mayor de artículos de ferretería',
-  acteco: [464903],
-  direccion: 'Av. Providencia 1234, oficina 56',
-  comuna: 'Providencia',
-  ciudad: 'Santiago',
-}
-const request: EmitirDte = {
-  tipo_dte: 33,
-  fecha_emision: '2026-11-20',
-  receptor: { rut: '76086428-5', razon_social: 'Ferretería y Construcción Ñuble Limitada', giro: 'Construcción', direccion: 'Av. O’Higgins 1234', comuna: 'Chillán', ciudad: 'Chillán' },
-  detalle: [
-    { nombre: 'Martillo carpintero 16 oz', cantidad: 3, precio: 8990, unidad: 'UN' },
-    { nombre: 'Clavos 2½" (caja 1 kg)', cantidad: 2, precio: 2490, descuento_pct: 10 },
-    { nombre: 'Servicio de despacho a obra', cantidad: 1, precio: 15000, ind_exe: 1 },
-  ],
-  referencias: [{ tipo_doc_ref: '801', folio_ref: 4512, fecha_ref: '2026-11-18', razon_ref: 'Orden de compra' }],
-}
+const empresa = BENCH_EMPRESA
+const request = BENCH_FACTURA
 const caf = makeTestCaf({ rut: empresa.rut, razonSocial: empresa.razon_social, folioDesde: 1, folioHasta: 10_000_000, fechaAutorizacion: '2026-11-01' }).caf
 const signer = makeCertificate({ rut: '7880442-4', keySlot: 9 }).signer
 

@@ -2,38 +2,19 @@
 // reference), p50 and p99 per format, plus where the time goes. Target: p50 ≤ 50 ms for carta.
 //   bun bench/pdf.ts [renders-per-format]
 import { PDFDocument, StandardFonts } from 'pdf-lib'
-import type { EmitirDte } from '../src/domain/emision'
 import { renderDtePdf, type Formato } from '../src/pdf/render-dte-pdf'
 import { readDteView } from '../src/pdf/dte-view'
 import { pdf417Matrix } from '../src/pdf/pdf417'
-import { buildDteXml, tedDataFor, type EmpresaEmisora } from '../src/xml/dte-xml'
+import { buildDteXml, tedDataFor } from '../src/xml/dte-xml'
 import { fromLatin1Bytes, toLatin1Bytes } from '../src/xml/latin1'
 import { signDte } from '../src/xml/signature'
 import { buildTed } from '../src/xml/ted'
 import { makeCertificate, makeTestCaf } from '../test/support/pki'
-import { summarize } from './support'
+import { BENCH_EMPRESA, BENCH_FACTURA, summarize } from './support'
 
 const runs = Number(process.argv[2] ?? 300)
-const empresa: EmpresaEmisora = {
-  rut: '76543210-3',
-  razon_social: 'Comercializadora Ñandú Limitada',
-  giro: 'Venta al por mayor de artículos de ferretería',
-  acteco: [464903],
-  direccion: 'Av. Providencia 1234, oficina 56',
-  comuna: 'Providencia',
-  ciudad: 'Santiago',
-}
-const request: EmitirDte = {
-  tipo_dte: 33,
-  fecha_emision: '2026-11-20',
-  receptor: { rut: '76086428-5', razon_social: 'Ferretería y Construcción Ñuble Limitada', giro: 'Construcción', direccion: 'Av. O’Higgins 1234', comuna: 'Chillán', ciudad: 'Chillán' },
-  detalle: [
-    { nombre: 'Martillo carpintero 16 oz', cantidad: 3, precio: 8990, unidad: 'UN' },
-    { nombre: 'Clavos 2½" (caja 1 kg)', cantidad: 2, precio: 2490, descuento_pct: 10 },
-    { nombre: 'Servicio de despacho a obra', cantidad: 1, precio: 15000, ind_exe: 1 },
-  ],
-  referencias: [{ tipo_doc_ref: '801', folio_ref: 4512, fecha_ref: '2026-11-18', razon_ref: 'Orden de compra' }],
-}
+const empresa = BENCH_EMPRESA
+const request = BENCH_FACTURA
 
 function signedInvoice(): Uint8Array {
   const caf = makeTestCaf({ rut: empresa.rut, razonSocial: empresa.razon_social, folioDesde: 1, folioHasta: 1000, fechaAutorizacion: '2026-11-01' }).caf

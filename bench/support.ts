@@ -3,6 +3,8 @@ import { createSign, generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { EmitirDte } from '../src/domain/emision'
+import type { EmpresaEmisora } from '../src/xml/dte-xml'
 
 export const ROOT = join(import.meta.dir, '..')
 export const BINARY = join(ROOT, 'dist/timbre')
@@ -71,4 +73,26 @@ export function cryptoFloorPerSecond(seconds: number): number {
 export function rssMb(pid: number): number {
   const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+}
+
+/** The one-page invoice every document benchmark signs or prints: 3 lines (one exempt), a discount, a reference. */
+export const BENCH_EMPRESA: EmpresaEmisora = {
+  rut: '76543210-3',
+  razon_social: 'Comercializadora Ñandú Limitada',
+  giro: 'Venta al por mayor de artículos de ferretería',
+  acteco: [464903],
+  direccion: 'Av. Providencia 1234, oficina 56',
+  comuna: 'Providencia',
+  ciudad: 'Santiago',
+}
+export const BENCH_FACTURA: EmitirDte = {
+  tipo_dte: 33,
+  fecha_emision: '2026-11-20',
+  receptor: { rut: '76086428-5', razon_social: 'Ferretería y Construcción Ñuble Limitada', giro: 'Construcción', direccion: 'Av. O’Higgins 1234', comuna: 'Chillán', ciudad: 'Chillán' },
+  detalle: [
+    { nombre: 'Martillo carpintero 16 oz', cantidad: 3, precio: 8990, unidad: 'UN' },
+    { nombre: 'Clavos 2½" (caja 1 kg)', cantidad: 2, precio: 2490, descuento_pct: 10 },
+    { nombre: 'Servicio de despacho a obra', cantidad: 1, precio: 15000, ind_exe: 1 },
+  ],
+  referencias: [{ tipo_doc_ref: '801', folio_ref: 4512, fecha_ref: '2026-11-18', razon_ref: 'Orden de compra' }],
 }
