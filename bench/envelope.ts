@@ -9,7 +9,7 @@ import { buildTed } from '../src/xml/ted'
 import { makeCertificate, makeTestCaf } from '../test/support/pki'
 
 const SIZES = [1, 10, 100, 500, 2000] as const
-const LINES_PER_DTE = 11  // ~4 KB per signed DTE, the size signature.test.ts and STACK-NOTES measure signDte on
+const LINES_PER_DTE = 11  // ~4 KB per signed DTE, the size signature.test.ts and docs/stack-notes.md measure signDte on
 
 const { caf } = makeTestCaf({ folioHasta: 2000 })
 const { signer } = makeCertificate({ rut: '07880442-4' })

@@ -1,5 +1,5 @@
 // Writes src/db/migrations.gen.ts: the drizzle-kit migrations as text imports, so the compiled binary carries them
-// (a compiled binary has no drizzle/ folder to read at run time; STACK-NOTES "Drizzle migrations").
+// (a compiled binary has no drizzle/ folder to read at run time; docs/stack-notes.md "Drizzle migrations").
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 

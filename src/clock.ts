@@ -29,7 +29,7 @@ const SANTIAGO_TIME = new Intl.DateTimeFormat('en-CA', {
   hourCycle: 'h23',
 })
 
-/** SII timestamps (TmstFirma, TSTED, TmstFirmaEnv): `YYYY-MM-DDTHH:MM:SS`, Santiago local time (DESIGN §12, PROTOCOL §1.3). */
+/** SII timestamps (TmstFirma, TSTED, TmstFirmaEnv): `YYYY-MM-DDTHH:MM:SS`, Santiago local time (DESIGN §12, docs/sii-protocol.md §1.3). */
 export function santiagoTimestamp(d: Date): string {
   const p = Object.fromEntries(SANTIAGO_TIME.formatToParts(d).map((x) => [x.type, x.value]))
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`

@@ -88,7 +88,7 @@ export const siiSimulatorCaf: Command = {
       rut, razonSocial, tipoDte: tipo, folioDesde: desde, folioHasta: hasta, fechaAutorizacion: fecha,
       idk: SIMULATOR_IDK, authorityPrivateKey: simulatorAuthorityKey(),
     })
-    // CAF files are ISO-8859-1 (PROTOCOL §3.3) and Timbre reads them so; main.ts prints a string as UTF-8, which only
+    // CAF files are ISO-8859-1 (docs/sii-protocol.md §3.3) and Timbre reads them so; main.ts prints a string as UTF-8, which only
     // matches for ASCII. A razón social with ñ or accents is therefore written here as its Latin-1 bytes.
     if (/^[\u0000-\u007f]*$/.test(xml)) return xml
     process.stdout.write(toLatin1Bytes(xml))

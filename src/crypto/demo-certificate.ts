@@ -5,7 +5,7 @@ import forge from 'node-forge'
 
 /**
  * A PKCS#12 with a 2048-bit key and a certificate valid from yesterday for `validDays`, whose holder RUT is in the
- * subject serialNumber (PROTOCOL §10's fallback when there is no otherName: enough for the demo, which never reaches
+ * subject serialNumber (docs/sii-protocol.md §10's fallback when there is no otherName: enough for the demo, which never reaches
  * the real SII).
  */
 export function makeDemoPfx(input: { rutFirmante: string; nombre: string; password: string; now: Date; validDays: number }): Uint8Array {

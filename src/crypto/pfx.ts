@@ -1,6 +1,6 @@
 // Opens the company's PKCS#12 (.pfx/.p12) signing certificate. node-forge only opens the file (node:crypto has no
-// PKCS#12 API; forge reads 3DES, OpenSSL 3's AES-256/PBKDF2 and legacy RC2-40, STACK-NOTES); every signature is then
-// made by node:crypto with a KeyObject (forge signs ~75× slower). PROTOCOL §10.
+// PKCS#12 API; forge reads 3DES, OpenSSL 3's AES-256/PBKDF2 and legacy RC2-40, docs/stack-notes.md); every signature is then
+// made by node:crypto with a KeyObject (forge signs ~75× slower). docs/sii-protocol.md §10.
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import forge from 'node-forge'
 import { TimbreError } from '../errors'
@@ -15,7 +15,7 @@ export interface Signer {
 
 export interface Certificado {
   readonly signer: Signer
-  /** Canonical `12345678-K`, no leading zeros: RutEnvia, rutSender, RutConsultante (PROTOCOL §10). */
+  /** Canonical `12345678-K`, no leading zeros: RutEnvia, rutSender, RutConsultante (docs/sii-protocol.md §10). */
   readonly rutFirmante: string
   /** Subject CN, for display. */
   readonly subjectCn: string
@@ -25,7 +25,7 @@ export interface Certificado {
   readonly notAfter: Date
 }
 
-/** Subject alternative name otherName type-id for the holder's RUT (Decreto 181/2002; PROTOCOL §10). */
+/** Subject alternative name otherName type-id for the holder's RUT (Decreto 181/2002; docs/sii-protocol.md §10). */
 const OID_RUT_TITULAR = '1.3.6.1.4.1.8321.1'
 
 function invalidCertificate(message: string): TimbreError {
@@ -53,7 +53,7 @@ export function openPfx(bytes: Uint8Array, password: string): Certificado {
   }
 }
 
-/** A certificate outside its validity at `now` cannot sign (LibreDTE refuses expired ones, PROTOCOL §10). */
+/** A certificate outside its validity at `now` cannot sign (LibreDTE refuses expired ones, docs/sii-protocol.md §10). */
 export function assertUsable(cert: Pick<Certificado, 'notBefore' | 'notAfter'>, now: Date): void {
   if (now.getTime() > cert.notAfter.getTime()) {
     throw invalidCertificate(`El certificado digital venció el ${cert.notAfter.toISOString().slice(0, 10)}.`)
@@ -89,13 +89,13 @@ function rsaPrivateKey(p12: forge.pkcs12.Pkcs12Pfx): forge.pki.rsa.PrivateKey {
     ...(p12.getBags({ bagType: forge.pki.oids.keyBag ?? '' })[forge.pki.oids.keyBag ?? ''] ?? []),
   ]
   if (bags.length === 0) throw invalidCertificate('El archivo PKCS#12 no contiene una llave privada.')
-  // forge leaves `key` null when the key is not RSA (EC, say): the SII profile signs with RSA only (PROTOCOL §4.1).
+  // forge leaves `key` null when the key is not RSA (EC, say): the SII profile signs with RSA only (docs/sii-protocol.md §4.1).
   const key = bags.find((bag) => bag.key != null)?.key
   if (key == null) throw invalidCertificate('El certificado no tiene una llave RSA.')
   return key as forge.pki.rsa.PrivateKey
 }
 
-/** A PFX may also carry its CA chain: the signing certificate is the one whose modulus is the key's (STACK-NOTES). */
+/** A PFX may also carry its CA chain: the signing certificate is the one whose modulus is the key's (docs/stack-notes.md). */
 function certificateFor(p12: forge.pkcs12.Pkcs12Pfx, key: forge.pki.rsa.PrivateKey): forge.pki.Certificate {
   const certBag = forge.pki.oids.certBag ?? ''
   const certs = (p12.getBags({ bagType: certBag })[certBag] ?? []).flatMap((bag) => (bag.cert ? [bag.cert] : []))
@@ -137,7 +137,7 @@ interface OtherNameAltName {
 function rutFromOtherName(cert: forge.pki.Certificate): string | null {
   const san = cert.getExtension('subjectAltName') as { altNames?: readonly OtherNameAltName[] } | undefined
   for (const altName of san?.altNames ?? []) {
-    // forge keeps an otherName (type 0) as its raw ASN.1: [OID, [0] { IA5String }] (PROTOCOL §10).
+    // forge keeps an otherName (type 0) as its raw ASN.1: [OID, [0] { IA5String }] (docs/sii-protocol.md §10).
     if (altName.type !== 0 || !Array.isArray(altName.value)) continue
     const [oid, explicit] = altName.value as [forge.asn1.Asn1 | undefined, forge.asn1.Asn1 | undefined]
     if (oid === undefined || typeof oid.value !== 'string' || forge.asn1.derToOid(oid.value) !== OID_RUT_TITULAR) continue

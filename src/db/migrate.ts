@@ -1,5 +1,5 @@
 // Migrations embedded in the binary, applied with Drizzle's own dialect function so the bookkeeping
-// (__drizzle_migrations, hashes, folderMillis) is exactly drizzle-kit's (STACK-NOTES "Drizzle migrations").
+// (__drizzle_migrations, hashes, folderMillis) is exactly drizzle-kit's (docs/stack-notes.md "Drizzle migrations").
 import { createHash } from 'node:crypto'
 import type { Database } from 'bun:sqlite'
 import type { BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'

@@ -43,7 +43,7 @@ export function ensureDataDir(dataDir: string): void {
 }
 
 function setPragmas(sqlite: Database): void {
-  // busy_timeout first: switching to WAL needs the lock another process may hold (STACK-NOTES).
+  // busy_timeout first: switching to WAL needs the lock another process may hold (docs/stack-notes.md).
   sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
   sqlite.run('PRAGMA journal_mode = WAL')
   // FULL: a 201 promises the signed document is durable, also across a power loss (README "Durabilidad").

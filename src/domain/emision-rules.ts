@@ -1,5 +1,5 @@
 // Rules of an issuance request that its shape cannot express: across fields and per document type (spec 2.3–2.11,
-// PROTOCOL §2.2–2.7, §7.2, DESIGN §12). The TypeBox schema has already checked types, required fields and lengths;
+// docs/sii-protocol.md §2.2–2.7, §7.2, DESIGN §12). The TypeBox schema has already checked types, required fields and lengths;
 // this collects every other failure at once, each at its dot path with a DESIGN §5 detail code.
 import type { DetailCode, FieldError } from '../errors'
 import {
@@ -20,7 +20,7 @@ import { amountDecimals, codesCoveringAllAffected, computeTotals, decimalPlaces,
 /** DESIGN §12: `metadata` over 16 KB serialized is TOO_LONG. */
 export const METADATA_MAX_BYTES = 16 * 1024
 
-/** FechaType of SiiTypes_v10.xsd (PROTOCOL §1.3); Exportaciones' FchRef starts in 1950. */
+/** FechaType of SiiTypes_v10.xsd (docs/sii-protocol.md §1.3); Exportaciones' FchRef starts in 1950. */
 const FECHA_MIN = '2000-01-01'
 const FECHA_REF_EXPORT_MIN = '1950-01-01'
 const FECHA_MAX = '2050-12-31'
@@ -112,7 +112,7 @@ function* stringsOf(value: unknown, path: string): Generator<[string, string]> {
 }
 
 // ind_traslado is mandatory on 52 and exists nowhere else; tipo_despacho and IndServicio only where the schema and
-// PROTOCOL §2.2 put them.
+// docs/sii-protocol.md §2.2 put them.
 function checkIndicadores(request: EmitirDte): FieldError[] {
   const reglas = TIPOS[request.tipo_dte]
   const errors: FieldError[] = []
@@ -137,7 +137,7 @@ function hasImpuestos(request: EmitirDte): boolean {
   return (request.impuestos_retenciones ?? []).length > 0 || request.detalle.some((l) => l.cod_imp_adic !== undefined)
 }
 
-// MntBruto=1 is for facturas and notas without additional taxes (PROTOCOL §2.3); Timbre allows it on 33, 56, 61
+// MntBruto=1 is for facturas and notas without additional taxes (docs/sii-protocol.md §2.3); Timbre allows it on 33, 56, 61
 // (DESIGN §12). `false` is the default and always fine.
 function checkMontosBrutos(request: EmitirDte): FieldError[] {
   if (request.montos_brutos !== true) return []
@@ -199,7 +199,7 @@ function checkLineaDescuentos(request: EmitirDte, linea: Linea, at: (f: string) 
   return errors
 }
 
-// TpoDocLiq is mandatory on every line of a Liquidacion and exists nowhere else (DTE_v10.xsd, PROTOCOL §2.4).
+// TpoDocLiq is mandatory on every line of a Liquidacion and exists nowhere else (DTE_v10.xsd, docs/sii-protocol.md §2.4).
 function checkTipoDocLiq(request: EmitirDte, linea: Linea, at: (f: string) => string): FieldError[] {
   const required = TIPOS[request.tipo_dte].requiresTipoDocLiq
   if (required && (linea.tipo_doc_liq ?? '').trim() === '')
@@ -227,7 +227,7 @@ function referencedTipos(request: EmitirDte): (number | string)[] {
   return documentReferences(request).map((r) => r.tipo_doc_ref)
 }
 
-// A factura or boleta whose lines are all exempt must be issued as its exempt type (PROTOCOL §2.3: 33 → 34).
+// A factura or boleta whose lines are all exempt must be issued as its exempt type (docs/sii-protocol.md §2.3: 33 → 34).
 const EXEMPT_COUNTERPART: Readonly<Partial<Record<number, number>>> = { 33: 34, 39: 41 }
 
 function checkDetalleAsAWhole(request: EmitirDte): FieldError[] {
@@ -252,7 +252,7 @@ function checkReferencias(request: EmitirDte): FieldError[] {
 }
 
 // Annulments (1) and text corrections (2) modify one document: no other reference may carry a codigo_ref
-// (PROTOCOL §2.2). References without codigo_ref (an order, a DUS) may accompany them.
+// (docs/sii-protocol.md §2.2). References without codigo_ref (an order, a DUS) may accompany them.
 function checkSingleCorrection(referencias: readonly Referencia[]): FieldError[] {
   const coded = referencias.flatMap((r, i) => (r.tipo_doc_ref !== TIPO_DOC_REF_SET && r.codigo_ref !== undefined ? [i] : []))
   const hasExclusive = coded.some((i) => referencias[i]!.codigo_ref !== 3)
@@ -282,7 +282,7 @@ function checkComisiones(request: EmitirDte): FieldError[] {
   const mode = TIPOS[request.tipo_dte].comisiones
   const comisiones = request.comisiones ?? []
   if (mode === 'required' && comisiones.length === 0)
-    return [fail('comisiones', 'REQUIRED', 'La liquidación-factura (43) requiere sus comisiones (PROTOCOL §2.2).')]
+    return [fail('comisiones', 'REQUIRED', 'La liquidación-factura (43) requiere sus comisiones (docs/sii-protocol.md §2.2).')]
   if (mode === 'forbidden' && comisiones.length > 0) return [notAllowed('comisiones', request)]
   return comisiones.flatMap((c, i) => {
     const errors: FieldError[] = []
@@ -357,7 +357,7 @@ function checkDescuentoGlobal(request: EmitirDte, i: number): FieldError[] {
   return errors
 }
 
-// "When lines carry different additional-tax codes, a global discount must be in %" (PROTOCOL §2.4, SII-FMT zone D).
+// "When lines carry different additional-tax codes, a global discount must be in %" (docs/sii-protocol.md §2.4, SII-FMT zone D).
 function hasMixedTaxCodes(request: EmitirDte): boolean {
   const afectas = request.detalle.filter((l) => !isLineaExenta(request.tipo_dte, l))
   return afectas.some((l) => l.cod_imp_adic !== undefined) && codesCoveringAllAffected(request).size === 0

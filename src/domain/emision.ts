@@ -9,7 +9,7 @@ export function isTipoDte(value: unknown): value is TipoDte {
   return typeof value === 'number' && (TIPOS_DTE as readonly number[]).includes(value)
 }
 
-/** SiiTypes_v10.xsd TipMonType: currencies are names from the Customs table, not ISO codes (PROTOCOL §2.1). */
+/** SiiTypes_v10.xsd TipMonType: currencies are names from the Customs table, not ISO codes (docs/sii-protocol.md §2.1). */
 export const MONEDAS = [
   'BOLIVAR', 'BOLIVIANO', 'CHELIN', 'CORONA DIN', 'CORONA NOR', 'CORONA SC', 'CRUZEIRO REAL', 'DIRHAM', 'DOLAR AUST',
   'DOLAR CAN', 'DOLAR HK', 'DOLAR NZ', 'DOLAR SIN', 'DOLAR TAI', 'DOLAR USA', 'DRACMA', 'ESCUDO', 'EURO', 'FLORIN',
@@ -139,7 +139,7 @@ export interface EmitirDte {
   montos_brutos?: boolean
 }
 
-/** `forma_pago_exp` 21 "sin pago" (PROTOCOL §2.6): peso amounts and `monto_total` are 0 (DESIGN §12 "Exports"). */
+/** `forma_pago_exp` 21 "sin pago" (docs/sii-protocol.md §2.6): peso amounts and `monto_total` are 0 (DESIGN §12 "Exports"). */
 export const FORMA_PAGO_EXP_SIN_PAGO = 21
 
 /** The business date the document carries: the request's, else today in Santiago (spec 2.3). */
@@ -152,7 +152,7 @@ export function documentReferences(request: Pick<EmitirDte, 'referencias'>): Ref
   return (request.referencias ?? []).filter((r) => r.tipo_doc_ref !== TIPO_DOC_REF_SET)
 }
 
-/** A note that only corrects texts (codigo_ref 2): its lines carry no amounts (spec 2.4, PROTOCOL §2.2). */
+/** A note that only corrects texts (codigo_ref 2): its lines carry no amounts (spec 2.4, docs/sii-protocol.md §2.2). */
 export function isTextCorrection(request: Pick<EmitirDte, 'referencias'>): boolean {
   return documentReferences(request).some((r) => r.codigo_ref === 2)
 }

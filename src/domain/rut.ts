@@ -1,5 +1,5 @@
 // Chilean RUT: parse any spelling people type, check the módulo-11 digit, print the SII's canonical form.
-// PROTOCOL §8; SiiTypes_v10.xsd RUTType is `[0-9]+-([0-9]|K)`, 3 to 10 characters.
+// docs/sii-protocol.md §8; SiiTypes_v10.xsd RUTType is `[0-9]+-([0-9]|K)`, 3 to 10 characters.
 
 export interface Rut {
   /** Digits without dots or leading zeros. */

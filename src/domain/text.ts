@@ -1,4 +1,4 @@
-// Text the SII can carry: ISO-8859-1 only, no C0 controls (DESIGN §12 "Text", PROTOCOL §1.2).
+// Text the SII can carry: ISO-8859-1 only, no C0 controls (DESIGN §12 "Text", docs/sii-protocol.md §1.2).
 // The JSON keeps what the integrator sent; these functions decide what the XML may say.
 
 // Typographic characters word processors insert, mapped to their plain Latin-1 spelling (DESIGN §12: curly quotes,

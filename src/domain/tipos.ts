@@ -1,5 +1,5 @@
 // What differs between the 12 document types, as data (STYLE §6): callers read a rule, they never switch on tipo_dte.
-// Sources: PROTOCOL §1.1 (names, containers, schemas), §2.2 (which elements each type takes), §2.4–2.7, §7.2;
+// Sources: docs/sii-protocol.md §1.1 (names, containers, schemas), §2.2 (which elements each type takes), §2.4–2.7, §7.2;
 // DESIGN §8 (folio expiry), §12 (amounts, PDF cedible copy).
 import type { TipoDte } from './emision'
 
@@ -7,13 +7,13 @@ export type Container = 'Documento' | 'Liquidacion' | 'Exportaciones'
 export type Envelope = 'EnvioDTE' | 'EnvioBOLETA'
 
 export interface ReglasTipo {
-  /** Printed name (PROTOCOL §1.1, SII-FMT "P" column). */
+  /** Printed name (docs/sii-protocol.md §1.1, SII-FMT "P" column). */
   readonly nombre: string
   /** The element under `<DTE>`: DTE_v10.xsd takes 43 only as Liquidacion and 110–112 only as Exportaciones. */
   readonly container: Container
-  /** Boletas go in EnvioBOLETA to the boleta REST service, never in an EnvioDTE (PROTOCOL §1.1, §7.1). */
+  /** Boletas go in EnvioBOLETA to the boleta REST service, never in an EnvioDTE (docs/sii-protocol.md §1.1, §7.1). */
   readonly envelope: Envelope
-  /** Notes must reference the document they modify (spec 2.3, PROTOCOL §2.2). */
+  /** Notes must reference the document they modify (spec 2.3, docs/sii-protocol.md §2.2). */
   readonly requiresReferencias: boolean
   /** Affected amounts bear IVA (TasaIVA 19); false for exempt and export documents. */
   readonly carriesIva: boolean
@@ -21,15 +21,15 @@ export interface ReglasTipo {
   readonly isExemptOnly: boolean
   /** 110–112: amounts in `export_data.tpo_moneda`, Customs data, `export_data` required (spec 2.11). */
   readonly isExport: boolean
-  /** 39: prices and line totals include IVA; neto and IVA are derived (PROTOCOL §7.2, DESIGN §12). */
+  /** 39: prices and line totals include IVA; neto and IVA are derived (docs/sii-protocol.md §7.2, DESIGN §12). */
   readonly hasGrossPrices: boolean
   /** `montos_brutos` may be set: 33, 56, 61 (DESIGN §12). */
   readonly allowsMontosBrutos: boolean
-  /** Comisiones zone: mandatory on 43, optional on 46 and on notes (PROTOCOL §2.2). */
+  /** Comisiones zone: mandatory on 43, optional on 46 and on notes (docs/sii-protocol.md §2.2). */
   readonly comisiones: 'required' | 'allowed' | 'forbidden'
   /** ImptoReten exists in the type's Totales (Documento and Liquidacion, not boletas nor exports). */
   readonly allowsImpuestos: boolean
-  /** DscRcgGlobal exists in the type's schema (not in Liquidacion, PROTOCOL §2.1). */
+  /** DscRcgGlobal exists in the type's schema (not in Liquidacion, docs/sii-protocol.md §2.1). */
   readonly allowsDescuentosGlobales: boolean
   /** Per-line discounts and surcharges exist in the type's Detalle (not in Liquidacion). */
   readonly allowsLineDiscounts: boolean
@@ -37,15 +37,15 @@ export interface ReglasTipo {
   readonly requiresTipoDocLiq: boolean
   /** Receptor fields the type's schema makes mandatory (Liquidacion: GiroRecep, DirRecep, CmnaRecep). */
   readonly requiredReceptor: readonly ('giro' | 'direccion' | 'comuna')[]
-  /** `ind_traslado` is mandatory (52) instead of forbidden (PROTOCOL §2.2, §2.7). */
+  /** `ind_traslado` is mandatory (52) instead of forbidden (docs/sii-protocol.md §2.2, §2.7). */
   readonly requiresIndTraslado: boolean
-  /** `tipo_despacho` may be informed (PROTOCOL §2.2 table: 33, 34, 46, 52, 110). */
+  /** `tipo_despacho` may be informed (docs/sii-protocol.md §2.2 table: 33, 34, 46, 52, 110). */
   readonly allowsTipoDespacho: boolean
   /** IndServicio values the type's schema accepts; empty when the element is not used (52). */
   readonly indServicio: readonly number[]
-  /** Boletas must carry IndServicio; 3 when the request omits it (DESIGN §12, PROTOCOL §7.2). */
+  /** Boletas must carry IndServicio; 3 when the request omits it (DESIGN §12, docs/sii-protocol.md §7.2). */
   readonly defaultIndServicio: number | null
-  /** Folios of the type expire 180 days after the CAF's FA (PROTOCOL §3.3, DESIGN §8). */
+  /** Folios of the type expire 180 days after the CAF's FA (docs/sii-protocol.md §3.3, DESIGN §8). */
   readonly foliosExpire: boolean
   /** A cedible copy may be printed (DESIGN §12: not for 39, 41, 56, 61, 110–112). */
   readonly isCedible: boolean
@@ -92,7 +92,7 @@ const BOLETA: ReglasTipo = {
   allowsImpuestos: false,
   allowsTipoDespacho: false,
   // EnvioBOLETA_v11.xsd IndServicio: 1 servicios periódicos, 2 periódicos domiciliarios, 3 ventas y servicios,
-  // 4 espectáculos por cuenta de terceros (PROTOCOL §7.2).
+  // 4 espectáculos por cuenta de terceros (docs/sii-protocol.md §7.2).
   indServicio: [1, 2, 3, 4],
   defaultIndServicio: 3,
   foliosExpire: false,
@@ -108,7 +108,7 @@ const EXPORTACION: ReglasTipo = {
   isExport: true,
   allowsImpuestos: false,
   // Exportaciones IndServicio: 3 servicio calificado, 4 hotelería, 5 transporte terrestre internacional,
-  // 6 servicios prestados y utilizados en el extranjero (PROTOCOL §2.2).
+  // 6 servicios prestados y utilizados en el extranjero (docs/sii-protocol.md §2.2).
   indServicio: [3, 4, 5, 6],
   foliosExpire: false,
   isCedible: false,
@@ -151,7 +151,7 @@ export function isLineaExenta(tipo: TipoDte, linea: { readonly ind_exe?: number 
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Additional taxes and retentions (PROTOCOL §2.5). Rates change by law: they are data, and an integrator can always
+// Additional taxes and retentions (docs/sii-protocol.md §2.5). Rates change by law: they are data, and an integrator can always
 // send the amount (`monto_imp`) or the rate (`tasa_imp`) explicitly.
 
 export interface ReglaImpuesto {
@@ -210,14 +210,14 @@ export function reglaImpuesto(codigo: number): ReglaImpuesto | undefined {
   return Object.hasOwn(IMPUESTOS, codigo) ? IMPUESTOS[codigo] : undefined
 }
 
-/** Retentions belong to purchase invoices (46) and the notes that modify one (PROTOCOL §2.4 "Factura de compra"). */
+/** Retentions belong to purchase invoices (46) and the notes that modify one (docs/sii-protocol.md §2.4 "Factura de compra"). */
 export function allowsRetenciones(tipo: TipoDte, referencedTipos: readonly (number | string)[]): boolean {
   if (tipo === 46) return true
   return (tipo === 56 || tipo === 61) && referencedTipos.includes(46)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Customs (Aduana) codes of the export data (PROTOCOL §2.6). The XML takes numeric codes; spec 2.11 also lets the
+// Customs (Aduana) codes of the export data (docs/sii-protocol.md §2.6). The XML takes numeric codes; spec 2.11 also lets the
 // integrator name the common ones. Only a short list of names is known here: anything else goes as its code.
 
 /** Cláusulas de compraventa: Incoterm → Aduana code (CodClauVenta). */

@@ -1,4 +1,4 @@
-// Line amounts and document totals, exactly as PROTOCOL §2.3–2.6 and §7.2 compute them and DESIGN §12 decides
+// Line amounts and document totals, exactly as docs/sii-protocol.md §2.3–2.6 and §7.2 compute them and DESIGN §12 decides
 // (rounding half away from zero, per line then per total). Pure and exact: every amount is a BigInt count of the
 // smallest unit (pesos; 1/10 000 of the export currency), so no binary-float rounding ever decides a peso.
 import {
@@ -19,7 +19,7 @@ export const EXPORT_DECIMALS = 4
 
 // ------------------------------------------------------------------------------------------------ exact decimals
 
-/** num / den rounded half away from zero (PHP `round()`, what LibreDTE uses; PROTOCOL §2.4). `den` > 0. */
+/** num / den rounded half away from zero (PHP `round()`, what LibreDTE uses; docs/sii-protocol.md §2.4). `den` > 0. */
 export function roundDiv(num: bigint, den: bigint): bigint {
   const q = num / den
   const r = num % den
@@ -71,7 +71,7 @@ export function amountDecimals(request: Pick<EmitirDte, 'tipo_dte' | 'export_dat
   return TIPOS[request.tipo_dte].isExport && moneda !== undefined && moneda !== PESO_CL ? EXPORT_DECIMALS : 0
 }
 
-/** Percent of an amount in whole units: round(amount × pct / 100) (PROTOCOL §2.3), scaled back to `unit`. */
+/** Percent of an amount in whole units: round(amount × pct / 100) (docs/sii-protocol.md §2.3), scaled back to `unit`. */
 function percentWhole(amount: bigint, pct: number, unit: bigint): bigint {
   return roundDiv(amount * toScaled(pct, 2), 10_000n * unit) * unit
 }
@@ -83,7 +83,7 @@ interface LineAmounts {
 }
 
 // MontoItem = round(QtyItem × PrcItem) − DescuentoMonto + RecargoMonto, the discount on the line value and the
-// surcharge on what is left, each rounded (PROTOCOL §2.3, LibreDTE vector 033_006). An explicit monto_item is the
+// surcharge on what is left, each rounded (docs/sii-protocol.md §2.3, LibreDTE vector 033_006). An explicit monto_item is the
 // line total as given (spec 2.4: "when the line value must not be computed as quantity times price").
 function lineAmounts(linea: Linea, decimals: number): LineAmounts {
   const unit = 10n ** BigInt(decimals)
@@ -119,7 +119,7 @@ interface Bases {
   afecto: bigint
   exento: bigint
   noFacturable: bigint
-  /** Affected amount per additional-tax code, the base of that tax (PROTOCOL §2.4 step 4). */
+  /** Affected amount per additional-tax code, the base of that tax (docs/sii-protocol.md §2.4 step 4). */
   readonly porCodigo: Map<number, bigint>
 }
 
@@ -149,7 +149,7 @@ export function grupoDescuento(request: Pick<EmitirDte, 'tipo_dte'>, dr: Descuen
 }
 
 // `%` applies to the current base and each step is rounded: base ← base ∓ round(base × pct / 100); `$` moves it by
-// the amount as given (PROTOCOL §2.4, LibreDTE). In exports the step rounds to the currency's 4 decimals.
+// the amount as given (docs/sii-protocol.md §2.4, LibreDTE). In exports the step rounds to the currency's 4 decimals.
 function drDelta(base: bigint, dr: DescuentoGlobal, decimals: number): bigint {
   const magnitude = dr.tpo_valor === '%' ? roundDiv(base * toScaled(dr.valor_dr, 2), 10_000n) : toScaled(dr.valor_dr, decimals)
   return dr.tpo_mov === 'D' ? -magnitude : magnitude
@@ -170,7 +170,7 @@ function applyDescuentosGlobales(request: EmitirDte, bases: Bases, decimals: num
 }
 
 // A `%` discount moves every tax base by its own rounded share; a `$` one can only be applied when one code covers
-// every affected line (emision-rules rejects it otherwise: PROTOCOL §2.4, "a global discount must be in %").
+// every affected line (emision-rules rejects it otherwise: docs/sii-protocol.md §2.4, "a global discount must be in %").
 function adjustTaxBases(bases: Bases, dr: DescuentoGlobal, afectoDelta: bigint, codesCoveringAll: ReadonlySet<number>): void {
   for (const [code, base] of bases.porCodigo) {
     if (dr.tpo_valor === '%') bases.porCodigo.set(code, base + drDelta(base, dr, 0))
@@ -198,7 +198,7 @@ export interface ImpuestoCalculado {
   /** TasaImp in percent; null when unknown or 0 (PctType starts at 0.01). */
   readonly tasa_imp: number | null
   readonly monto_imp: number
-  /** R: VAT retained by the buyer, subtracted from the total (PROTOCOL §2.5). */
+  /** R: VAT retained by the buyer, subtracted from the total (docs/sii-protocol.md §2.5). */
   readonly is_retencion: boolean
 }
 
@@ -211,7 +211,7 @@ function taxCodes(request: EmitirDte): number[] {
 }
 
 // MontoImp = round(base × TasaImp / 100), the base being the lines that carry the code, or the net when none does
-// (spec 2.9: "computed on the net"); an explicit monto_imp wins (PROTOCOL §2.4 step 4).
+// (spec 2.9: "computed on the net"); an explicit monto_imp wins (docs/sii-protocol.md §2.4 step 4).
 function computeImpuestos(request: EmitirDte, bases: Bases): ImpuestoCalculado[] {
   return taxCodes(request).map((code) => {
     const informed = request.impuestos_retenciones?.find((t) => t.tipo_imp === code)
@@ -248,7 +248,7 @@ export interface Totales {
   readonly tasa_iva: number
   readonly iva: number | null
   readonly impuestos: readonly ImpuestoCalculado[]
-  /** IVANoRet: IVA − retained VAT on 46 and its notes, when positive (PROTOCOL §2.4). */
+  /** IVANoRet: IVA − retained VAT on 46 and its notes, when positive (docs/sii-protocol.md §2.4). */
   readonly iva_no_retenido: number | null
   readonly comisiones: ComisionesTotales | null
   /** MontoNF: discounts and surcharges marked not billable (`ind_exe_dr` 2). */
@@ -258,14 +258,14 @@ export interface Totales {
   readonly exportacion: TotalesExportacion | null
 }
 
-/** Net and IVA: from net prices IVA = round(neto × 19 %); from gross ones neto = round(gross / 1.19) (PROTOCOL §2.4, §7.2). */
+/** Net and IVA: from net prices IVA = round(neto × 19 %); from gross ones neto = round(gross / 1.19) (docs/sii-protocol.md §2.4, §7.2). */
 function netoEIva(afecto: bigint, isGross: boolean): { neto: bigint; iva: bigint } {
   if (!isGross) return { neto: afecto, iva: roundDiv(afecto * BigInt(TASA_IVA), 100n) }
   const neto = roundDiv(afecto * 100n, BigInt(100 + TASA_IVA))
   return { neto, iva: afecto - neto }
 }
 
-// ValComIVA = ValComNeto × tasa IVA when not given (PROTOCOL §2.4 "Liquidación-factura").
+// ValComIVA = ValComNeto × tasa IVA when not given (docs/sii-protocol.md §2.4 "Liquidación-factura").
 function computeComisiones(request: EmitirDte): ComisionesTotales | null {
   const comisiones = request.comisiones ?? []
   if (comisiones.length === 0) return null
@@ -283,7 +283,7 @@ export function comisionIva(c: { readonly val_com_neto: number; readonly val_com
   return c.val_com_iva ?? Number(roundDiv(BigInt(c.val_com_neto) * BigInt(TASA_IVA), 100n))
 }
 
-/** Totales of the request (PROTOCOL §2.4–2.6, §7.2; DESIGN §12). Assumes `checkEmision` found no error. */
+/** Totales of the request (docs/sii-protocol.md §2.4–2.6, §7.2; DESIGN §12). Assumes `checkEmision` found no error. */
 export function computeTotals(request: EmitirDte): Totales {
   const reglas = TIPOS[request.tipo_dte]
   const decimals = amountDecimals(request)
@@ -298,7 +298,7 @@ export function computeTotals(request: EmitirDte): Totales {
   const adicionales = sumImpuestos(impuestos, false)
   const retenidos = sumImpuestos(impuestos, true)
   const comisionesTotal = comisiones ? comisiones.val_com_neto + comisiones.val_com_exe + comisiones.val_com_iva : 0
-  // MntTotal = MntNeto + MntExe + IVA + additional taxes − retained VAT − commissions (PROTOCOL §2.4 step 5).
+  // MntTotal = MntNeto + MntExe + IVA + additional taxes − retained VAT − commissions (docs/sii-protocol.md §2.4 step 5).
   const total = Number(neto + bases.exento + iva) + adicionales - retenidos - comisionesTotal
   const hasRetenciones = impuestos.some((t) => t.is_retencion)
   const ivaNoRetenido = Number(iva) - retenidos
@@ -326,7 +326,7 @@ function hasExentoDescuento(request: EmitirDte): boolean {
 }
 
 // Exports are exempt: Totales carry TpoMoneda, MntExe = MntTotal in that currency; the pesos are
-// round(amount × tpo_cambio), or 0 when forma_pago_exp is 21 "sin pago" (PROTOCOL §2.6, DESIGN §12).
+// round(amount × tpo_cambio), or 0 when forma_pago_exp is 21 "sin pago" (docs/sii-protocol.md §2.6, DESIGN §12).
 function exportTotals(request: EmitirDte, exento: bigint, decimals: number): Totales {
   const data = request.export_data!
   const isForeign = data.tpo_moneda !== PESO_CL

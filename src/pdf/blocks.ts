@@ -96,7 +96,7 @@ export function totals(fonts: Fonts, rows: readonly TotalRow[], width: number, s
   }
 }
 
-/** The folio box (PROTOCOL §9): RUT, document name and Nº folio inside a red border; the SII office under it. */
+/** The folio box (docs/sii-protocol.md §9): RUT, document name and Nº folio inside a red border; the SII office under it. */
 export function folioBox(fonts: Fonts, lines: readonly string[], oficina: string, width: number, size: number): Block {
   const pad = size * 0.7
   const inner = stack(lines.map((l) => paragraph(fonts, l, width - 2 * pad, { size, bold: true, color: RED, align: 'center' })), size * 0.35)
@@ -124,7 +124,7 @@ export function rechazadoBanner(fonts: Fonts, text: string, width: number, size:
   }
 }
 
-/** The PDF417 symbol with a quiet zone, its three legends centred under it (PROTOCOL §9). */
+/** The PDF417 symbol with a quiet zone, its three legends centred under it (docs/sii-protocol.md §9). */
 export function timbre(fonts: Fonts, matrix: Pdf417Matrix, module: number, legends: readonly string[], width: number, size: number): Block {
   const symbolWidth = matrix.width * module
   const symbolHeight = matrix.rows * matrix.rowHeight * module
@@ -139,7 +139,7 @@ export function timbre(fonts: Fonts, matrix: Pdf417Matrix, module: number, legen
   }
 }
 
-/** The receipt block of the cedible copy: lines to fill in and the Ley 19.983 legend (PROTOCOL §9). */
+/** The receipt block of the cedible copy: lines to fill in and the Ley 19.983 legend (docs/sii-protocol.md §9). */
 export function acuseRecibo(fonts: Fonts, width: number, size: number, columns: 1 | 2): Block {
   const pad = 5
   const title = paragraph(fonts, 'ACUSE DE RECIBO', width - 2 * pad, { size, bold: true })

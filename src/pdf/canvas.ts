@@ -19,7 +19,7 @@ export interface TextStyle {
 export const BLACK = rgb(0, 0, 0)
 export const GREY = rgb(0.35, 0.35, 0.35)
 export const LIGHT = rgb(0.9, 0.9, 0.9)
-/** The folio box and the RECHAZADO mark (PROTOCOL §9: LibreDTE draws the box red). */
+/** The folio box and the RECHAZADO mark (docs/sii-protocol.md §9: LibreDTE draws the box red). */
 export const RED = rgb(0.8, 0.05, 0.05)
 
 /** Line height as a multiple of the font size. */

@@ -121,7 +121,7 @@ export interface DteView {
   readonly descuentosGlobales: readonly DescuentoGlobalView[]
   readonly referencias: readonly ReferenciaView[]
   readonly comisiones: readonly ComisionView[]
-  /** The TED element flattened, no namespace declarations: the text the PDF417 carries (PROTOCOL §9). */
+  /** The TED element flattened, no namespace declarations: the text the PDF417 carries (docs/sii-protocol.md §9). */
   readonly ted: string
 }
 

@@ -1,5 +1,5 @@
 // How values read on paper in Chile: thousands with '.', decimals with ',', RUT with dots, dates in Spanish, and the
-// codes SII-FMT marks "P" (print as words, PROTOCOL §9) turned into words.
+// codes SII-FMT marks "P" (print as words, docs/sii-protocol.md §9) turned into words.
 import { parseRut, formatRutWithDots } from '../domain/rut'
 import { TIPOS } from '../domain/tipos'
 import { isTipoDte } from '../domain/emision'
@@ -75,14 +75,14 @@ const TIPOS_DOC_REF: Readonly<Record<string, string>> = {
   HES: 'HOJA DE ENTRADA DE SERVICIO',
 }
 
-/** PROTOCOL §2.2: CodRef. */
+/** docs/sii-protocol.md §2.2: CodRef. */
 export const COD_REF: Readonly<Record<string, string>> = {
   '1': 'Anula documento de referencia',
   '2': 'Corrige texto del documento de referencia',
   '3': 'Corrige montos',
 }
 
-/** PROTOCOL §2.2: IndTraslado of a guía (52). */
+/** docs/sii-protocol.md §2.2: IndTraslado of a guía (52). */
 export const IND_TRASLADO: Readonly<Record<string, string>> = {
   '1': 'Operación constituye venta',
   '2': 'Ventas por efectuar',
@@ -95,14 +95,14 @@ export const IND_TRASLADO: Readonly<Record<string, string>> = {
   '9': 'Venta para exportación',
 }
 
-/** PROTOCOL §2.2: TipoDespacho. */
+/** docs/sii-protocol.md §2.2: TipoDespacho. */
 export const TIPO_DESPACHO: Readonly<Record<string, string>> = {
   '1': 'Por cuenta del receptor',
   '2': 'Por cuenta del emisor a instalaciones del cliente',
   '3': 'Por cuenta del emisor a otras instalaciones',
 }
 
-/** PROTOCOL §2.2: FmaPago. */
+/** docs/sii-protocol.md §2.2: FmaPago. */
 export const FORMA_PAGO: Readonly<Record<string, string>> = { '1': 'Contado', '2': 'Crédito', '3': 'Sin costo (entrega gratuita)' }
 
 /** Labels of the Customs (Aduana) fields of an export (DTE_v10.xsd names → words). */

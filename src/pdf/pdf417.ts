@@ -1,7 +1,7 @@
-// The TED as a PDF417 module matrix (PROTOCOL §9): ISO-8859-1 bytes, byte compaction, error correction level 5.
+// The TED as a PDF417 module matrix (docs/sii-protocol.md §9): ISO-8859-1 bytes, byte compaction, error correction level 5.
 // bwip-js draws it; the codewords are computed here and handed over with bwipp's `raw` option, which skips bwipp's
 // own compaction search: that search is the slow part (~19 ms a TED against ~9 ms in raw mode, measured) and byte
-// compaction is what PROTOCOL §9 asks for anyway.
+// compaction is what docs/sii-protocol.md §9 asks for anyway.
 // 'bwip-js/node': the package's bare specifier has no condition TypeScript's bundler resolution matches (only node, browser…).
 import bwipjs from 'bwip-js/node'
 
@@ -10,7 +10,7 @@ export interface Pdf417Matrix {
   readonly width: number
   /** Rows of codewords. */
   readonly rows: number
-  /** Height of a row in modules: 3, the row height of 3 × X the SII asks for (PROTOCOL §9; bwipp's rowmult). */
+  /** Height of a row in modules: 3, the row height of 3 × X the SII asks for (docs/sii-protocol.md §9; bwipp's rowmult). */
   readonly rowHeight: number
   /** Row-major, one entry per module of each row, 1 = dark. */
   readonly modules: Uint8Array
@@ -48,7 +48,7 @@ const MAX_DATA_CODEWORDS = 928 - 1 - 64
 /**
  * A TED too long for byte compaction at level 5 (names full of entities: up to ~1 500 bytes) goes through bwipp's own
  * compaction, which packs ASCII two characters a codeword; if even that does not fit, a lower error correction level
- * is better than no printed document (the SII's level 5 is a recommendation of its instructivo, PROTOCOL §9).
+ * is better than no printed document (the SII's level 5 is a recommendation of its instructivo, docs/sii-protocol.md §9).
  */
 function encodeCompacted(bytes: Uint8Array, columns: number): RawSymbol[] {
   const text = String.fromCharCode(...bytes)

@@ -1,4 +1,4 @@
-// The printed representation of a DTE (PROTOCOL §9, DESIGN §8/§12): pure, from the signed XML bytes to PDF bytes.
+// The printed representation of a DTE (docs/sii-protocol.md §9, DESIGN §8/§12): pure, from the signed XML bytes to PDF bytes.
 import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { fromLatin1Bytes, toLatin1Bytes } from '../xml/latin1'
 import type { Fonts } from './canvas'
@@ -22,10 +22,10 @@ export interface RenderInput extends PrintContext {
 export async function renderDtePdf(input: RenderInput): Promise<Uint8Array> {
   const view = readDteView(fromLatin1Bytes(input.xml))
   const geometry = input.formato === 'carta' ? CARTA_PDF417 : TERMICO_PDF417
-  // PROTOCOL §9: the TED element only, flat, without namespace declarations, as ISO-8859-1 bytes.
+  // docs/sii-protocol.md §9: the TED element only, flat, without namespace declarations, as ISO-8859-1 bytes.
   const matrix = pdf417Matrix(toLatin1Bytes(view.ted), geometry.columns)
   const doc = await PDFDocument.create()
-  // Standard fonts: nothing to embed, and their WinAnsi encoding covers the ISO-8859-1 text of a DTE (STACK-NOTES).
+  // Standard fonts: nothing to embed, and their WinAnsi encoding covers the ISO-8859-1 text of a DTE (docs/stack-notes.md).
   const fonts: Fonts = { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) }
   const draw = input.formato === 'carta' ? drawCarta : drawTermico
   for (const cedible of input.cedible ? [false, true] : [false]) draw(doc, fonts, view, input, matrix, cedible)

@@ -1,5 +1,5 @@
 // The words and figures of each part of the printed DTE, shared by the letter and the thermal layouts: what to print
-// is decided once here, where to put it in carta.ts and termico.ts. Sources: PROTOCOL §9, SII-FMT's print column.
+// is decided once here, where to put it in carta.ts and termico.ts. Sources: docs/sii-protocol.md §9, SII-FMT's print column.
 import { CLAUSULAS_VENTA, PAISES, reglaImpuesto, TIPOS, TIPOS_BULTO } from '../domain/tipos'
 import { isTipoDte } from '../domain/emision'
 import type { DteView, LineaView } from './dte-view'
@@ -53,7 +53,7 @@ export function emisorLines(view: DteView): string[] {
 }
 
 /**
- * "S.I.I. - <office>" under the folio box (PROTOCOL §9). The SII office is the one with jurisdiction over the issuer's
+ * "S.I.I. - <office>" under the folio box (docs/sii-protocol.md §9). The SII office is the one with jurisdiction over the issuer's
  * address; without the SII's comuna → office table, the issuer's comuna stands in (docs/decisions/pdf.md).
  */
 export function oficinaSii(view: DteView): string {
@@ -159,7 +159,7 @@ export function totalRows(view: DteView): TotalRow[] {
   for (const i of t.impuestos) {
     const regla = reglaImpuesto(Number(i.tipo))
     const label = `${regla?.glosa ?? `Impuesto código ${i.tipo}`}${i.tasa ? ` ${formatNumber(i.tasa)} %` : ''}`
-    // Retentions (class R) are subtracted from the total (PROTOCOL §2.4 step 5): the sign says so on paper.
+    // Retentions (class R) are subtracted from the total (docs/sii-protocol.md §2.4 step 5): the sign says so on paper.
     rows.push({ label, value: `${regla?.clase === 'R' ? '- ' : ''}${m(i.monto)}` })
   }
   if (t.ivaNoRetenido !== undefined) rows.push({ label: 'IVA no retenido', value: m(t.ivaNoRetenido) })
@@ -232,19 +232,19 @@ export function aduanaFields(view: DteView): Field[] {
   })
 }
 
-/** The three lines under the barcode (PROTOCOL §9). */
+/** The three lines under the barcode (docs/sii-protocol.md §9). */
 export function timbreLegends(resolucion: Resolucion): string[] {
   return ['Timbre Electrónico SII', `Res. ${resolucion.numero} de ${resolucion.fecha.slice(0, 4)}`, 'Verifique documento: www.sii.cl']
 }
 
-/** PROTOCOL §9: guías are "cedible con su factura". */
+/** docs/sii-protocol.md §9: guías are "cedible con su factura". */
 export function cedibleLabel(view: DteView): string {
   return view.tipoDte === 52 ? 'CEDIBLE CON SU FACTURA' : 'CEDIBLE'
 }
 
 export const ACUSE_CAMPOS = ['Nombre', 'R.U.T.', 'Fecha', 'Recinto', 'Firma'] as const
 
-/** The receipt declaration of Ley 19.983 (PROTOCOL §9; Res. Ex. SII N° 51/2005). */
+/** The receipt declaration of Ley 19.983 (docs/sii-protocol.md §9; Res. Ex. SII N° 51/2005). */
 export const ACUSE_LEYENDA =
   'El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4°, y la letra c) ' +
   'del Art. 5° de la Ley 19.983, acredita que la entrega de mercaderías o servicio(s) prestado(s) ha(n) sido recibido(s).'

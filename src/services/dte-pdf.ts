@@ -34,10 +34,10 @@ export async function getDtePdf(deps: Pick<Deps, 'store'>, empresaId: string, id
   const { formato, cedible } = parseDtePdfQuery(query)
   const row = findDte(deps.store.db, empresaId, id)
   if (!row) throw new TimbreError('NOT_FOUND')
-  // DESIGN §12: only 33, 34, 43, 46 and 52 have a cedible copy (PROTOCOL §9).
+  // DESIGN §12: only 33, 34, 43, 46 and 52 have a cedible copy (docs/sii-protocol.md §9).
   if (cedible && !(isTipoDte(row.tipo_dte) && TIPOS[row.tipo_dte].isCedible))
     throw validationError([{ field: 'cedible', code: 'NOT_ALLOWED', message: `El tipo ${row.tipo_dte} no tiene copia cedible.` }])
-  // The resolution is the company's, not the document's: the DTE does not carry it (PROTOCOL §9 prints it under the timbre).
+  // The resolution is the company's, not the document's: the DTE does not carry it (docs/sii-protocol.md §9 prints it under the timbre).
   const empresa = getEmpresa(deps.store, empresaId)
   const bytes = await renderDtePdf({
     xml: row.xml,

@@ -61,7 +61,7 @@ function isExpired(row: IdempotencyRow, now: Date): boolean {
   return Date.parse(row.created_at) + IDEMPOTENCY_RETENTION_MS <= now.getTime()
 }
 
-// The CAF's folio key, opened once per CAF and kept as a KeyObject (a PEM re-parse per signature costs, STACK-NOTES).
+// The CAF's folio key, opened once per CAF and kept as a KeyObject (a PEM re-parse per signature costs, docs/stack-notes.md).
 const cafKeys = new Map<string, Caf>()
 
 function cafForStamping(deps: Pick<Deps, 'vault'>, row: CafRow): Caf {
@@ -99,7 +99,7 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 
   if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
   const totales = computeTotals(input.request)
   const at = isoTimestamp(now)
-  // Synchronous from BEGIN to COMMIT (bun:sqlite): no other request of this process runs in between (STACK-NOTES).
+  // Synchronous from BEGIN to COMMIT (bun:sqlite): no other request of this process runs in between (docs/stack-notes.md).
   return deps.store.db.transaction(
     (tx) => {
       const earlier = findIdempotencyKey(tx, input.empresaId, input.idempotencyKey)

@@ -1,4 +1,4 @@
-// The public keys that sign CAFs, by IDK (PROTOCOL §3.3–3.4, DESIGN §8). 100 and 300 are the SII's own keys, copied
+// The public keys that sign CAFs, by IDK (docs/sii-protocol.md §3.3–3.4, DESIGN §8). 100 and 300 are the SII's own keys, copied
 // byte for byte from shared/sii/sii-certs/ and embedded in the binary (DESIGN §9: nothing is read from ../shared at
 // run time). 900 is the built-in simulator's authority, accepted only when the target is not the real SII, so a
 // simulated CAF can never pass for a real one.
@@ -10,7 +10,7 @@ import idk900 from './authority/idk-900.pub.pem' with { type: 'text' }
 /** IDK of the simulator's CAFs (DESIGN §8: a certificación-only number the SII does not use). */
 export const SIMULATOR_IDK = 900
 
-/** `ambiente` each IDK belongs to (PROTOCOL §3.3: 100 maullin/certificación, 300 palena/producción). */
+/** `ambiente` each IDK belongs to (docs/sii-protocol.md §3.3: 100 maullin/certificación, 300 palena/producción). */
 export const IDK_AMBIENTE: Readonly<Record<number, 'certificacion' | 'produccion'>> = {
   100: 'certificacion',
   300: 'produccion',

@@ -83,7 +83,7 @@ const DTE_TAIL = /^[\t\n ]*<\/DTE>[\t\n ]*$/
 const ALLOWED_DTE_ATTRIBUTES: Readonly<Record<string, string>> = { 'xmlns': SII_NS, 'xmlns:xsi': XSI_NS, 'version': '1.0' }
 
 /**
- * True when the `<DTE>` start tag declares exactly `xmlns` = SiiDte and `xmlns:xsi` (PROTOCOL §4.3 item 6), plus
+ * True when the `<DTE>` start tag declares exactly `xmlns` = SiiDte and `xmlns:xsi` (docs/sii-protocol.md §4.3 item 6), plus
  * optionally `version="1.0"`, each once: then the in-scope namespaces of the signed element are those two and nothing
  * else (no `xml:` attribute to inherit either, C14N §2.4).
  */
@@ -120,7 +120,7 @@ export function canonicalDocumento(dte: string): CanonicalDocumento | null {
 /**
  * Inclusive C14N of `signedInfo` (the text signDte wrote) as it will sit in `<Signature xmlns="…xmldsig#">` as the
  * last child of a `<DTE>` for which `canonicalDocumento` succeeded: it inherits the default namespace of Signature
- * and `xmlns:xsi` of `<DTE>` (PROTOCOL §4.3). Null when `signedInfo` is outside the subset.
+ * and `xmlns:xsi` of `<DTE>` (docs/sii-protocol.md §4.3). Null when `signedInfo` is outside the subset.
  */
 export function canonicalSignedInfo(signedInfo: string): string | null {
   const element = canonicalizeElement(signedInfo, 0, ` xmlns="${DSIG_NS}" xmlns:xsi="${XSI_NS}"`)

@@ -1,6 +1,6 @@
 // CAF (Código de Autorización de Folios): the SII's file that authorizes a folio range and carries the key that
-// signs every TED of that range (PROTOCOL §3.3). Parsed as ISO-8859-1, raw or base64 (DESIGN §8); FRMA is the SII's
-// RSA-SHA1 signature over the flat DA, made with the key numbered IDK (PROTOCOL §3.4).
+// signs every TED of that range (docs/sii-protocol.md §3.3). Parsed as ISO-8859-1, raw or base64 (DESIGN §8); FRMA is the SII's
+// RSA-SHA1 signature over the flat DA, made with the key numbered IDK (docs/sii-protocol.md §3.4).
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
 import { TimbreError } from '../errors'
 import { childElements, flattenElement, fromLatin1Bytes, parseXml, textOf, toLatin1Bytes } from './latin1'
@@ -17,9 +17,9 @@ export interface PublicCaf {
   readonly idk: number
   /** RSAPK: the key that verifies FRMT. */
   readonly publicKey: KeyObject
-  /** The flat `<CAF version="1.0">…</CAF>` (PROTOCOL §3.2 rules), copied verbatim into every TED's DD. */
+  /** The flat `<CAF version="1.0">…</CAF>` (docs/sii-protocol.md §3.2 rules), copied verbatim into every TED's DD. */
   readonly cafXml: string
-  /** The flat `<DA>…</DA>`: the text FRMA signs (PROTOCOL §3.4). */
+  /** The flat `<DA>…</DA>`: the text FRMA signs (docs/sii-protocol.md §3.4). */
   readonly daXml: string
   /** FRMA, base64. */
   readonly frma: string
@@ -50,7 +50,7 @@ export function parseCaf(input: string | Uint8Array): Caf {
 
 /**
  * Checks that the SII (or the simulator, when its key is in `authorityKeys`) signed this CAF, and that RSASK and
- * RSAPUBK are the pair of RSAPK (LibreDTE legacy does the same on load, PROTOCOL §3.3). Throws INVALID_CAF.
+ * RSAPUBK are the pair of RSAPK (LibreDTE legacy does the same on load, docs/sii-protocol.md §3.3). Throws INVALID_CAF.
  */
 export function verifyCaf(caf: Caf, authorityKeys: ReadonlyMap<number, KeyObject>): void {
   verifyCafSignature(caf, authorityKeys)
@@ -62,7 +62,7 @@ export function verifyCaf(caf: Caf, authorityKeys: ReadonlyMap<number, KeyObject
   }
 }
 
-/** FRMA over the flat DA with the authority key of the CAF's IDK (PROTOCOL §3.4). Also usable on a TED's CAF. */
+/** FRMA over the flat DA with the authority key of the CAF's IDK (docs/sii-protocol.md §3.4). Also usable on a TED's CAF. */
 export function verifyCafSignature(caf: PublicCaf, authorityKeys: ReadonlyMap<number, KeyObject>): void {
   const authorityKey = authorityKeys.get(caf.idk)
   if (authorityKey === undefined) throw invalidCaf(`El CAF está firmado con una llave (IDK ${caf.idk}) que no corresponde a este ambiente del SII.`)
@@ -98,7 +98,7 @@ export function readCafElement(cafElement: Element): PublicCaf {
 
 /**
  * Text of the file. Bytes are ISO-8859-1 whatever the declaration says (SII files declare none; LibreDTE forces
- * Latin-1, PROTOCOL §3.3), except after a UTF-8 byte-order mark, which can only mean UTF-8. Anything that does not
+ * Latin-1, docs/sii-protocol.md §3.3), except after a UTF-8 byte-order mark, which can only mean UTF-8. Anything that does not
  * start with `<` is tried as base64 (the API accepts both, DESIGN §8).
  */
 function decodeCafInput(input: string | Uint8Array): string {
@@ -161,7 +161,7 @@ function integer(parent: Element, name: string): number {
   return Number(matching(parent, name, /^\d{1,15}$/, 'un número entero'))
 }
 
-/** RSAPK M/E (base64 big-endian integers) as a JWK (STACK-NOTES). A DSAPK CAF is legal in the XSD but never issued. */
+/** RSAPK M/E (base64 big-endian integers) as a JWK (docs/stack-notes.md). A DSAPK CAF is legal in the XSD but never issued. */
 function readRsapk(da: Element): KeyObject {
   const rsapk = optionalChild(da, 'RSAPK')
   if (rsapk === null) throw invalidCaf('El CAF no trae llave RSAPK (solo se admiten CAF con llave RSA).')

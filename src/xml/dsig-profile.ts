@@ -1,4 +1,4 @@
-// The SII's XMLDSig profile as text (PROTOCOL §4.1), shared by the three signers: the DTE (signature.ts), the
+// The SII's XMLDSig profile as text (docs/sii-protocol.md §4.1), shared by the three signers: the DTE (signature.ts), the
 // envelope (envelope.ts) and the seed (seed-signature.ts). One Reference, inclusive C14N 1.0, RSA-SHA1, SHA-1, and
 // KeyInfo = KeyValue/RSAKeyValue then X509Data/X509Certificate (xmldsignature_v10.xsd order).
 import type { Signer } from './signature'
@@ -20,7 +20,7 @@ export function signedInfoXml(referenceUri: string, transform: string, digest: s
   )
 }
 
-/** 64-column base64 lines joined by LF, as LibreDTE and Odoo write them; never CR (PROTOCOL §4.1). */
+/** 64-column base64 lines joined by LF, as LibreDTE and Odoo write them; never CR (docs/sii-protocol.md §4.1). */
 export function wrap64(base64: string): string {
   return (base64.replace(/\s/g, '').match(/.{1,64}/g) ?? []).join('\n')
 }

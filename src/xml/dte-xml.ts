@@ -1,6 +1,6 @@
 // The unsigned DTE: `<DTE version="1.0">` with its Documento, Liquidacion or Exportaciones (or the boleta's
 // Documento of EnvioBOLETA_v11.xsd BOLETADefType), every element in the XSD's sequence order, texts cut to the XSD's
-// lengths, compact. The TED comes in already built and goes in verbatim before TmstFirma (PROTOCOL §2.1, §3, §7.2).
+// lengths, compact. The TED comes in already built and goes in verbatim before TmstFirma (docs/sii-protocol.md §2.1, §3, §7.2).
 import { create } from 'xmlbuilder2'
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces'
 import { isTextCorrection, resolveFechaEmision, type EmitirDte, type Linea } from '../domain/emision'
@@ -52,7 +52,7 @@ export interface DteXmlInput extends DteInput {
   readonly tmstFirma: string
 }
 
-/** What the TED's DD says about the document (PROTOCOL §3.1), in the field names of xml/ted.ts `TedData`. */
+/** What the TED's DD says about the document (docs/sii-protocol.md §3.1), in the field names of xml/ted.ts `TedData`. */
 export interface TedInput {
   /** RE */
   readonly rutEmisor: string
@@ -76,13 +76,13 @@ export interface TedInput {
 
 /**
  * A text as the XML carries it: transliterated, controls replaced (DESIGN §12), line breaks as LF (a CR would come
- * back as LF from any parser and change what was signed: PROTOCOL §1.2), cut to the XSD length in characters.
+ * back as LF from any parser and change what was signed: docs/sii-protocol.md §1.2), cut to the XSD length in characters.
  */
 export function xmlText(value: string, maxChars: number): string {
   return truncateChars(cleanText(value).replace(/\r\n?/g, '\n'), maxChars)
 }
 
-/** A decimal without exponent nor trailing zeros (SII-FMT: decimals only when significant, PROTOCOL §1.3). */
+/** A decimal without exponent nor trailing zeros (SII-FMT: decimals only when significant, docs/sii-protocol.md §1.3). */
 export function formatDecimal(value: number, maxDecimals: number): string {
   const scaled = toScaled(value, maxDecimals)
   const negative = scaled < 0n
@@ -92,7 +92,7 @@ export function formatDecimal(value: number, maxDecimals: number): string {
   return `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
 }
 
-/** `F60T33`, the xs:ID the signature references (PROTOCOL §1.3, as the SII's own example). */
+/** `F60T33`, the xs:ID the signature references (docs/sii-protocol.md §1.3, as the SII's own example). */
 export function documentId(tipoDte: number, folio: number): string {
   return `F${folio}T${tipoDte}`
 }
@@ -124,7 +124,7 @@ function req(parent: XMLBuilder, name: string, value: string | number): void {
 
 // ------------------------------------------------------------------------------------------------ TED data
 
-/** The DD fields of the document `buildDteXml(input)` writes, for building its TED first (PROTOCOL §3.1). */
+/** The DD fields of the document `buildDteXml(input)` writes, for building its TED first (docs/sii-protocol.md §3.1). */
 export function tedDataFor(input: DteInput): TedInput {
   const { request } = input
   const totales = computeTotals(request)
@@ -170,7 +170,7 @@ export function buildDteXml(input: DteXmlInput): string {
   const doc = create({ version: '1.0', encoding: 'ISO-8859-1' })
   const dte = doc.ele(SII_NS, 'DTE', { version: '1.0' })
   // xmlns:xsi on <DTE> as the envelopes declare it, so inclusive C14N gives the same bytes standalone and inside
-  // EnvioDTE/EnvioBOLETA and the DTE signature verifies both ways (PROTOCOL §4.3, consequence 6).
+  // EnvioDTE/EnvioBOLETA and the DTE signature verifies both ways (docs/sii-protocol.md §4.3, consequence 6).
   dte.att(XMLNS_NS, 'xmlns:xsi', XSI_NS)
   const body = dte.ele(reglas.container, { ID: documentId(request.tipo_dte, input.folio) })
   encabezado(body.ele('Encabezado'), ctx)
@@ -226,7 +226,7 @@ function idDoc(id: XMLBuilder, ctx: Ctx): void {
   if (reglas.container !== 'Liquidacion') opt(id, 'TipoDespacho', request.tipo_despacho)
   if (reglas.container === 'Documento') opt(id, 'IndTraslado', request.ind_traslado)
   opt(id, 'IndServicio', request.ind_servicio)
-  // MntBruto=1: line, discount and surcharge amounts include IVA (PROTOCOL §2.3, DESIGN §12).
+  // MntBruto=1: line, discount and surcharge amounts include IVA (docs/sii-protocol.md §2.3, DESIGN §12).
   if (request.montos_brutos === true) req(id, 'MntBruto', 1)
   if (reglas.isExport) opt(id, 'FmaPagExp', request.export_data?.forma_pago_exp)
 }
@@ -243,7 +243,7 @@ function emisor(em: XMLBuilder, ctx: Ctx): void {
   opt(em, 'CiudadOrigen', xmlText(empresa.ciudad, 20))
 }
 
-// EnvioBOLETA_v11.xsd spells the issuer differently and has no Acteco (PROTOCOL §7.2).
+// EnvioBOLETA_v11.xsd spells the issuer differently and has no Acteco (docs/sii-protocol.md §7.2).
 function emisorBoleta(em: XMLBuilder, empresa: EmpresaEmisora): void {
   req(em, 'RUTEmisor', rut(empresa.rut))
   opt(em, 'RznSocEmisor', xmlText(empresa.razon_social, 100))
@@ -264,12 +264,12 @@ function receptor(rec: XMLBuilder, ctx: Ctx): void {
   }
   if (!ctx.isBoleta) opt(rec, 'GiroRecep', r.giro === undefined ? undefined : xmlText(r.giro, 40))
   opt(rec, 'DirRecep', r.direccion === undefined ? undefined : xmlText(r.direccion, 70))
-  // Exports leave CmnaRecep out: a foreign receiver has no Chilean comuna (PROTOCOL §2.6, as LibreDTE does).
+  // Exports leave CmnaRecep out: a foreign receiver has no Chilean comuna (docs/sii-protocol.md §2.6, as LibreDTE does).
   if (!ctx.reglas.isExport) opt(rec, 'CmnaRecep', r.comuna === undefined ? undefined : xmlText(r.comuna, 20))
   opt(rec, 'CiudadRecep', r.ciudad === undefined ? undefined : xmlText(r.ciudad, 20))
 }
 
-// Transporte/Aduana of an export, from export_data (PROTOCOL §2.6). A port named instead of coded goes in the
+// Transporte/Aduana of an export, from export_data (docs/sii-protocol.md §2.6). A port named instead of coded goes in the
 // IdAdicPto* text the XSD keeps for it.
 function transporteExport(enc: XMLBuilder, ctx: Ctx): void {
   const d = ctx.request.export_data
@@ -349,7 +349,7 @@ function totales(tot: XMLBuilder, ctx: Ctx): void {
   if (ctx.reglas.container === 'Documento' && t.monto_no_facturable !== null) req(tot, 'MontoNF', t.monto_no_facturable)
 }
 
-// Since 2017 an export in another currency carries its peso amounts in OtraMoneda (PROTOCOL §2.6, DESIGN §12).
+// Since 2017 an export in another currency carries its peso amounts in OtraMoneda (docs/sii-protocol.md §2.6, DESIGN §12).
 function otraMoneda(om: XMLBuilder, ctx: Ctx): void {
   const t = ctx.totales
   req(om, 'TpoMoneda', 'PESO CL')
@@ -364,7 +364,7 @@ function detalle(det: XMLBuilder, ctx: Ctx, linea: Linea, calc: LineaCalculada):
   const { reglas } = ctx
   req(det, 'NroLinDet', calc.nro_lin_det)
   if (reglas.container === 'Liquidacion') req(det, 'TpoDocLiq', xmlText(linea.tipo_doc_liq ?? '', 3))
-  // Every export line is exempt; LibreDTE writes IndExe 1 on each (PROTOCOL §2.6).
+  // Every export line is exempt; LibreDTE writes IndExe 1 on each (docs/sii-protocol.md §2.6).
   if (linea.ind_exe === 1 || reglas.isExport) req(det, 'IndExe', 1)
   req(det, 'NmbItem', xmlText(linea.nombre, 80))
   opt(det, 'DscItem', linea.dsc_item === undefined ? undefined : xmlText(linea.dsc_item, 1000))
@@ -413,7 +413,7 @@ function referencias(body: XMLBuilder, ctx: Ctx): void {
     // SET (certification case) is written as given, with FolioRef 0 (DESIGN §12 "SII certification").
     req(el, 'TpoDocRef', xmlText(String(r.tipo_doc_ref), 3))
     req(el, 'FolioRef', r.folio_ref)
-    // The boleta's Referencia has no FchRef (EnvioBOLETA_v11.xsd, PROTOCOL §7.2).
+    // The boleta's Referencia has no FchRef (EnvioBOLETA_v11.xsd, docs/sii-protocol.md §7.2).
     if (!ctx.isBoleta) req(el, 'FchRef', r.fecha_ref)
     opt(el, 'CodRef', r.codigo_ref)
     opt(el, 'RazonRef', xmlText(r.razon_ref, 90))

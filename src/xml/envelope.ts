@@ -1,6 +1,6 @@
-// EnvioDTE and EnvioBOLETA: the signed envelopes that carry already-signed DTEs to the SII (PROTOCOL §5).
+// EnvioDTE and EnvioBOLETA: the signed envelopes that carry already-signed DTEs to the SII (docs/sii-protocol.md §5).
 // Each DTE goes in as text, byte for byte as it was signed and stored, so its own signature still verifies in place
-// and standalone (PROTOCOL §4.3 items 2 and 6); the envelope signature covers the SetDTE, canonicalized once in the
+// and standalone (docs/sii-protocol.md §4.3 items 2 and 6); the envelope signature covers the SetDTE, canonicalized once in the
 // envelope's context (§4.3 item 3). Cost is one parse and one C14N of the whole SetDTE plus one RSA signature:
 // linear in the number of DTEs, with nothing done per DTE beyond a few regex and DOM look-ups (bench/envelope.ts).
 import { createHash, sign } from 'node:crypto'
@@ -13,26 +13,26 @@ import { childElements, parseXml, textOf, toLatin1Bytes } from './latin1'
 import type { Signer } from './signature'
 
 /**
- * `SetDTE/@ID`, the envelope Reference's target. The SII's own example uses it (PROTOCOL §5); Timbre's Documento IDs
+ * `SetDTE/@ID`, the envelope Reference's target. The SII's own example uses it (docs/sii-protocol.md §5); Timbre's Documento IDs
  * are `F<folio>T<tipo>`, so it can never collide with one (an xs:ID must be unique in the file, §1.3).
  */
 export const SET_DTE_ID = 'SetDoc'
 
-/** The SII's RUT: Caratula `RutReceptor` of every envelope uploaded to it (PROTOCOL §5). */
+/** The SII's RUT: Caratula `RutReceptor` of every envelope uploaded to it (docs/sii-protocol.md §5). */
 export const SII_RUT = '60803000-K'
 
 export interface Caratula {
   /** The issuer of every DTE in the envelope, canonical `12345678-K`. */
   readonly rutEmisor: string
-  /** The signer's RUT (from the certificate): must equal the upload's `rutSender` (PROTOCOL §5). */
+  /** The signer's RUT (from the certificate): must equal the upload's `rutSender` (docs/sii-protocol.md §5). */
   readonly rutEnvia: string
   /** `SII_RUT` for an upload; the customer's RUT for intercambio. */
   readonly rutReceptor: string
   /** Date of the resolution that authorized the issuer, `YYYY-MM-DD` (certificación: the date the SII gave). */
   readonly fchResol: string
-  /** Resolution number; 0 in certificación (PROTOCOL §5). */
+  /** Resolution number; 0 in certificación (docs/sii-protocol.md §5). */
   readonly nroResol: number
-  /** `YYYY-MM-DDTHH:MM:SS`, America/Santiago local time, chosen by the caller (PROTOCOL §1.3). */
+  /** `YYYY-MM-DDTHH:MM:SS`, America/Santiago local time, chosen by the caller (docs/sii-protocol.md §1.3). */
   readonly tmstFirmaEnv: string
 }
 
@@ -51,7 +51,7 @@ interface EnvelopeKind {
   /** The exported function's name, which starts every error message. */
   readonly builder: string
   readonly schema: string
-  /** EnvioDTE_v10.xsd: DTE maxOccurs 2000; EnvioBOLETA_v11.xsd: 500 (PROTOCOL §5, schemas/README). */
+  /** EnvioDTE_v10.xsd: DTE maxOccurs 2000; EnvioBOLETA_v11.xsd: 500 (docs/sii-protocol.md §5, schemas/README). */
   readonly maxDtes: number
 }
 
@@ -61,17 +61,17 @@ const KINDS: Readonly<Record<Envelope, EnvelopeKind>> = {
 }
 
 
-/** The signed EnvioDTE for DTEs of every type but boletas (PROTOCOL §1.1, §5). Throws on a boleta or bad input. */
+/** The signed EnvioDTE for DTEs of every type but boletas (docs/sii-protocol.md §1.1, §5). Throws on a boleta or bad input. */
 export function buildEnvioDte(input: EnvioInput): string {
   return buildEnvelope(KINDS.EnvioDTE, input)
 }
 
-/** The signed EnvioBOLETA for boletas 39 and 41 (PROTOCOL §5, §7.2). Throws on any other type or bad input. */
+/** The signed EnvioBOLETA for boletas 39 and 41 (docs/sii-protocol.md §5, §7.2). Throws on any other type or bad input. */
 export function buildEnvioBoleta(input: EnvioInput): string {
   return buildEnvelope(KINDS.EnvioBOLETA, input)
 }
 
-/** The envelope as the ISO-8859-1 bytes its declaration announces, for upload and storage (PROTOCOL §1.2). */
+/** The envelope as the ISO-8859-1 bytes its declaration announces, for upload and storage (docs/sii-protocol.md §1.2). */
 export function envelopeBytes(envelope: string): Uint8Array {
   return toLatin1Bytes(envelope)
 }
@@ -108,7 +108,7 @@ function buildEnvelope(kind: EnvelopeKind, input: EnvioInput): string {
   return `<?xml version="1.0" encoding="ISO-8859-1"?>\n${startTag}\n${setDte}${signature}</${kind.root}>\n`
 }
 
-/** Root attributes exactly as the SII's example writes them (PROTOCOL §5), schemaLocation naming this kind's XSD. */
+/** Root attributes exactly as the SII's example writes them (docs/sii-protocol.md §5), schemaLocation naming this kind's XSD. */
 function rootStartTag(kind: EnvelopeKind): string {
   return `<${kind.root} xmlns="${SII_NS}" xmlns:xsi="${XSI_NS}" xsi:schemaLocation="${SII_NS} ${kind.schema}" version="1.0">`
 }
@@ -126,13 +126,13 @@ function placeDte(where: string, kind: EnvelopeKind, dte: string, index: number)
   const tipo = Number(/<TipoDTE>\s*(\d+)\s*<\/TipoDTE>/.exec(text)?.[1])
   if (!isTipoDte(tipo)) throw new Error(`${where}: dtes[${index}] has no TipoDTE Timbre knows`)
   if (TIPOS[tipo].envelope !== kind.root) {
-    // PROTOCOL §1.1: boletas (39, 41) go only in EnvioBOLETA, every other type only in EnvioDTE.
+    // docs/sii-protocol.md §1.1: boletas (39, 41) go only in EnvioBOLETA, every other type only in EnvioDTE.
     throw new Error(`${where}: dtes[${index}] is a DTE ${tipo}, which belongs in ${TIPOS[tipo].envelope}, not ${kind.root}`)
   }
   return { text, tipo }
 }
 
-/** SubTotDTE: how many DTEs of each type, in ascending type order (PROTOCOL §5; the SII checks the counts). */
+/** SubTotDTE: how many DTEs of each type, in ascending type order (docs/sii-protocol.md §5; the SII checks the counts). */
 function subtotals(placed: readonly PlacedDte[]): ReadonlyMap<TipoDte, number> {
   const counts = new Map<TipoDte, number>()
   for (const p of placed) counts.set(p.tipo, (counts.get(p.tipo) ?? 0) + 1)
@@ -177,7 +177,7 @@ function isDateBetween(value: string, pattern: RegExp, timeSuffix: string): bool
 
 /**
  * Checks on the parsed envelope that each input was exactly one DTE in the SII namespace, signed, of the type the
- * Caratula counted, issued by the Caratula's RutEmisor, with a Documento ID unique in the file (xs:ID, PROTOCOL §1.3).
+ * Caratula counted, issued by the Caratula's RutEmisor, with a Documento ID unique in the file (xs:ID, docs/sii-protocol.md §1.3).
  * A handful of child look-ups per DTE: no canonicalization, no serialization.
  */
 function checkParsedSet(where: string, doc: Document, placed: readonly PlacedDte[], rutEmisor: string): void {
@@ -214,13 +214,13 @@ function textAt(encabezado: Element | undefined, group: string, leaf: string): s
 
 /**
  * Inclusive C14N 1.0 of the root's first child (SetDTE) with the namespaces it inherits from the root: its apex gets
- * `xmlns` and `xmlns:xsi`, the redundant declarations on each inner `<DTE>` drop out (PROTOCOL §4.3 item 3).
+ * `xmlns` and `xmlns:xsi`, the redundant declarations on each inner `<DTE>` drop out (docs/sii-protocol.md §4.3 item 3).
  */
 function digestOfSetDte(doc: Document): string {
   const setDte = childElements(doc.documentElement)[0]
   if (setDte?.localName !== 'SetDTE') throw new Error('envelope: the root\'s first child is not SetDTE')
   const canonical = canonicalize(doc, setDte, '/*/*[1]')
-  // C14N output is UTF-8 by definition (PROTOCOL §4.3 library notes), whatever the file's encoding.
+  // C14N output is UTF-8 by definition (docs/sii-protocol.md §4.3 library notes), whatever the file's encoding.
   return createHash('sha1').update(canonical, 'utf8').digest('base64')
 }
 
@@ -230,7 +230,7 @@ function canonicalize(doc: Document, node: Element, anchoredXpath: string): stri
 }
 
 /**
- * The envelope's Signature, last child of the root (PROTOCOL §4.2), in the profile of §4.1. SignedInfo is
+ * The envelope's Signature, last child of the root (docs/sii-protocol.md §4.2), in the profile of §4.1. SignedInfo is
  * canonicalized under the real root start tag, so it inherits `xmlns:xsi` as every verifier sees it in place (§4.3).
  */
 function envelopeSignature(rootStartTag: string, digest: string, signer: Signer): string {

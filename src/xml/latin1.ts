@@ -1,6 +1,6 @@
 // ISO-8859-1 text and the flat XML form that the TED (FRMT) and the CAF (FRMA) signatures cover.
-// Every SII document is ISO-8859-1 (PROTOCOL §1.2); the TED and the CAF are signed over a flat, namespace-free
-// serialization encoded as ISO-8859-1 (PROTOCOL §3.2, §3.4). One escaping rule for the whole pipeline: the five
+// Every SII document is ISO-8859-1 (docs/sii-protocol.md §1.2); the TED and the CAF are signed over a flat, namespace-free
+// serialization encoded as ISO-8859-1 (docs/sii-protocol.md §3.2, §3.4). One escaping rule for the whole pipeline: the five
 // named entities, in the signed bytes and in the file alike.
 import { DOMParser } from '@xmldom/xmldom'
 
@@ -10,7 +10,7 @@ const CDATA_SECTION_NODE = 4
 
 /**
  * The ISO-8859-1 bytes of `xml`. Throws on any character above U+00FF: `Buffer.from(s, 'latin1')` would silently
- * keep only the low byte (€ U+20AC becomes 0xAC), and a TED signed over such bytes never verifies (STACK-NOTES).
+ * keep only the low byte (€ U+20AC becomes 0xAC), and a TED signed over such bytes never verifies (docs/stack-notes.md).
  */
 export function toLatin1Bytes(xml: string): Uint8Array {
   const bytes = new Uint8Array(xml.length)
@@ -35,7 +35,7 @@ export function isLatin1(text: string): boolean {
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
 
 /**
- * Text escaped with exactly the five named entities and no other reference (PROTOCOL §1.2, §3.2; LibreDTE legacy signs
+ * Text escaped with exactly the five named entities and no other reference (docs/sii-protocol.md §1.2, §3.2; LibreDTE legacy signs
  * and writes this form, verified byte for byte; raw quotes or `&#34;` do not verify against its TEDs).
  */
 export function escapeXmlText(text: string): string {
@@ -43,7 +43,7 @@ export function escapeXmlText(text: string): string {
 }
 
 /**
- * The flat form of PROTOCOL §3.2 steps 2–3: local names only, no namespace declarations, attributes in document
+ * The flat form of docs/sii-protocol.md §3.2 steps 2–3: local names only, no namespace declarations, attributes in document
  * order with double quotes, text with the five entities, whitespace-only text between tags dropped (`>` + spaces +
  * `<` becomes `><`), whitespace inside values kept. An empty element is written `<X></X>`, as C14N does.
  */

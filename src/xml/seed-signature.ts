@@ -1,4 +1,4 @@
-// The signed getToken document that trades an SII seed for a token (PROTOCOL §6.3, used by SOAP GetTokenFromSeed and
+// The signed getToken document that trades an SII seed for a token (docs/sii-protocol.md §6.3, used by SOAP GetTokenFromSeed and
 // by the boleta REST token service, §7.3). The manual's form: an enveloped signature over the whole document,
 // Reference URI="" with the single Transform enveloped-signature; the node-set that transform leaves is turned into
 // bytes by inclusive C14N 1.0 (XMLDSig §4.3.3.2), the same canonicalization SignedInfo declares. RSA-SHA1, SHA-1,

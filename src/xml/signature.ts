@@ -1,4 +1,4 @@
-// XMLDSig as the SII profiles it (PROTOCOL §4.1): inclusive C14N 1.0, RSA-SHA1, SHA-1 digest, one Reference to the
+// XMLDSig as the SII profiles it (docs/sii-protocol.md §4.1): inclusive C14N 1.0, RSA-SHA1, SHA-1 digest, one Reference to the
 // document's ID with a single C14N transform, KeyInfo = KeyValue/RSAKeyValue then X509Data/X509Certificate, the
 // Signature as the last child of <DTE>. `./c14n.ts` canonicalizes text in the builder's form, xml-crypto everything
 // else (same bytes, tested); the Signature is spliced into the caller's text so nothing else of the DTE is
@@ -12,7 +12,7 @@ import { childElements, parseXml, textOf } from './latin1'
 /** What signing needs from a certificate; `crypto/pfx.ts` returns one (same shape, STYLE §1 keeps the folders apart). */
 export interface Signer {
   readonly privateKey: KeyObject
-  /** The leaf certificate, DER in base64, no PEM armour (PROTOCOL §4.1). */
+  /** The leaf certificate, DER in base64, no PEM armour (docs/sii-protocol.md §4.1). */
   readonly certificateDerBase64: string
   /** RSAKeyValue of the certificate's key: big-endian, base64. */
   readonly modulusBase64: string
@@ -24,7 +24,7 @@ export interface Signer {
  * Signs a standalone `<DTE>` (optionally preceded by its XML declaration) and returns it with the Signature appended.
  * Before signing, `<DTE>` gets both namespaces EnvioDTE/EnvioBOLETA declare, `xmlns` and `xmlns:xsi`, when missing:
  * inclusive C14N then gives the same Documento and SignedInfo bytes standalone and inside the envelope, so the
- * signature verifies both ways (PROTOCOL §4.3, item 6). Throws on input that is not an unsigned DTE with an ID.
+ * signature verifies both ways (docs/sii-protocol.md §4.3, item 6). Throws on input that is not an unsigned DTE with an ID.
  *
  * Two ways to the same canonical bytes (docs/decisions/signing.md "Fast path"): text in the narrow form Timbre's
  * builder writes is canonicalized straight from the string (`./c14n.ts`, ~15× cheaper); anything else, or anything
@@ -74,7 +74,7 @@ export function canonicalFormsFromDom(dte: string): CanonicalForms {
   const documento = childElements(doc.documentElement)[0]
   const id = documento?.getAttribute('ID')
   if (documento === undefined || !id) throw new Error('signDte: no document element with an ID')
-  // Anchored XPaths (STACK-NOTES: `//*[…]` costs ~30 % more): the document element is the first child of <DTE>.
+  // Anchored XPaths (docs/stack-notes.md: `//*[…]` costs ~30 % more): the document element is the first child of <DTE>.
   const signedInfo = signedInfoXml(`#${id}`, C14N, sha1Base64(canonicalize(doc, documento, '/*/*[1]')))
   return { id, signedInfo, canonicalSignedInfo: canonicalSignedInfo(dte, signedInfo) }
 }
@@ -105,7 +105,7 @@ function canonicalSignedInfo(dte: string, signedInfo: string): string {
 /**
  * Adds `xmlns="http://www.sii.cl/SiiDte"` and `xmlns:xsi` to the `<DTE>` start tag when absent; refuses other values.
  * Also checks the signed element carries the `ID` the Reference points to: without one, xml-crypto would invent an
- * `Id` attribute, which the schema rejects (STACK-NOTES).
+ * `Id` attribute, which the schema rejects (docs/stack-notes.md).
  */
 function withEnvelopeNamespaces(xml: string): string {
   const root = /^(\s*(?:<\?xml[^>]*\?>)?\s*)<DTE(\s[^>]*)?>/.exec(xml)
@@ -140,10 +140,10 @@ export interface SignatureCheck {
 
 /**
  * Checks every Signature in `xml` in place, in document order, with the key of its own RSAKeyValue (what xmlsec1 does,
- * PROTOCOL §4.1), and, unless `requireCertificateMatch` is false, that X509Certificate holds that same key (the SII's
+ * docs/sii-protocol.md §4.1), and, unless `requireCertificateMatch` is false, that X509Certificate holds that same key (the SII's
  * own example fails that check: its certificate is not its signer's, examples/README). For the simulator and tests;
  * xmlsec1 stays the referee. A DTE signed by the SII's tool (no xmlns:xsi on DTE) fails in an envelope here, as
- * PROTOCOL §4.3 item 4 says any generic verifier does; Timbre's DTEs pass both ways.
+ * docs/sii-protocol.md §4.3 item 4 says any generic verifier does; Timbre's DTEs pass both ways.
  */
 export function verifyXmlSignatures(xml: string, opts: { readonly requireCertificateMatch?: boolean } = {}): SignatureCheck[] {
   const doc = parseXml(xml)

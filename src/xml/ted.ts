@@ -1,5 +1,5 @@
 // TED (timbre electrónico): the DD block stamped with the CAF's private key, computed before the XML signature
-// (PROTOCOL §3). FRMT = RSA PKCS#1 v1.5 SHA-1 over the flat DD as ISO-8859-1 bytes (§3.2). The DD is built flat
+// (docs/sii-protocol.md §3). FRMT = RSA PKCS#1 v1.5 SHA-1 over the flat DD as ISO-8859-1 bytes (§3.2). The DD is built flat
 // here, so the bytes signed are the bytes written and the bytes any verifier rebuilds from the file.
 import { sign, verify, type KeyObject } from 'node:crypto'
 import { readCafElement, type Caf, type PublicCaf } from './caf'
@@ -22,7 +22,7 @@ export interface TedData {
   readonly timestamp: string
 }
 
-/** DTE_v10.xsd: `RSR` and `IT1` are 1 to 40 characters (PROTOCOL §1.3, §3.1). */
+/** DTE_v10.xsd: `RSR` and `IT1` are 1 to 40 characters (docs/sii-protocol.md §1.3, §3.1). */
 const TED_TEXT_MAX_CHARS = 40
 
 /**
@@ -51,7 +51,7 @@ export function buildTed(data: TedData, caf: Caf): string {
 /**
  * True when the first TED in `xml` (a whole DTE, an envelope, or the bare fragment) has an FRMT that verifies over its
  * flat DD, with `publicKey` or else the RSAPK of the CAF inside the DD. Checks neither FRMA nor the DD's fields
- * against the document: see `readTed` and `verifyCafSignature` for those (PROTOCOL §3.2 "Verifying a TED").
+ * against the document: see `readTed` and `verifyCafSignature` for those (docs/sii-protocol.md §3.2 "Verifying a TED").
  */
 export function verifyTed(xml: string, publicKey?: KeyObject): boolean {
   try {
@@ -114,7 +114,7 @@ function checkAgainstCaf(data: TedData, caf: Caf): void {
 }
 
 /**
- * RSR/IT1: cut by characters to 40, then escaped (PROTOCOL §1.3: truncate before escaping). A CR would be read back
+ * RSR/IT1: cut by characters to 40, then escaped (docs/sii-protocol.md §1.3: truncate before escaping). A CR would be read back
  * as LF by any XML parser, so a TED holding one could not be re-verified from the file (§3.2): refuse it, as
  * everything outside ISO-8859-1 (toLatin1Bytes), and whitespace-only values the flat form would drop.
  */

@@ -1,4 +1,4 @@
-// GET /dte/{id}/pdf (DESIGN §8, §12; PROTOCOL §9) against the real server, read back with real tools: poppler for the
+// GET /dte/{id}/pdf (DESIGN §8, §12; docs/sii-protocol.md §9) against the real server, read back with real tools: poppler for the
 // text and the page sizes, pdftoppm + zxing for the PDF417, which must carry exactly the stored TED bytes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -80,7 +80,7 @@ describe('every type of spec 2.1', () => {
   }, 20_000)
 })
 
-describe('cedible copy (PROTOCOL §9)', () => {
+describe('cedible copy (docs/sii-protocol.md §9)', () => {
   test('33 carta: the original, then the copy with CEDIBLE and the receipt block with the Ley 19.983 legend', async () => {
     const dte = await issued(facturaSimple())
     const { res, bytes } = await getPdf(dte.id, '?cedible=true')

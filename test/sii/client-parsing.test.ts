@@ -1,4 +1,4 @@
-// The SII's answers, as PROTOCOL §6–§7 quotes them, through the client's mapping: these texts pin the wire format.
+// The SII's answers, as docs/sii-protocol.md §6–§7 quotes them, through the client's mapping: these texts pin the wire format.
 import { describe, expect, test } from 'bun:test'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from '../../src/sii/client/boleta-rest'
 import { decodeBody, passingFault, type HttpResult } from '../../src/sii/client/http'
@@ -9,7 +9,7 @@ import { boletaUploadOutcome, uploadOutcome } from '../../src/sii/client/upload'
 
 const ok = (text: string, status = 200, contentType = 'text/xml'): HttpResult => ({ kind: 'response', status, contentType, text })
 
-/** The DTEWS answer envelope of PROTOCOL §6.2, with `inner` escaped inside `<opReturn>`. */
+/** The DTEWS answer envelope of docs/sii-protocol.md §6.2, with `inner` escaped inside `<opReturn>`. */
 function soapAnswer(operation: string, inner: string): string {
   const escaped = inner.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
   return '<?xml version="1.0" encoding="utf-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" ' +
@@ -18,7 +18,7 @@ function soapAnswer(operation: string, inner: string): string {
     `<${operation}Return xsi:type="xsd:string">${escaped}</${operation}Return></ns1:${operation}Response></soapenv:Body></soapenv:Envelope>`
 }
 
-// PROTOCOL §6.4, verbatim.
+// docs/sii-protocol.md §6.4, verbatim.
 const RECEPCION_OK = `<?xml version="1.0"?>
 <RECEPCIONDTE>
  <RUTSENDER>7880442-4</RUTSENDER>
@@ -31,7 +31,7 @@ const RECEPCION_OK = `<?xml version="1.0"?>
 
 const recepcion = (status: string, extra = '') => RECEPCION_OK.replace('<STATUS>0</STATUS>\n <TRACKID>0107418640</TRACKID>', `<STATUS>${status}</STATUS>${extra}`)
 
-// PROTOCOL §6.5 (the second group completed: the manual elides it).
+// docs/sii-protocol.md §6.5 (the second group completed: the manual elides it).
 const EST_UP_EPR = `<?xml version="1.0" encoding="UTF-8"?>
 <SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema">
   <SII:RESP_BODY>
@@ -49,7 +49,7 @@ const EST_UP_EPR = `<?xml version="1.0" encoding="UTF-8"?>
 const estUp = (estado: string, extra = '') =>
   `<?xml version="1.0" encoding="UTF-8"?><SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema"><SII:RESP_HDR><TRACKID>0107418640</TRACKID><ESTADO>${estado}</ESTADO>${extra}</SII:RESP_HDR></SII:RESPUESTA>`
 
-describe('DTEUpload answers (PROTOCOL §6.4)', () => {
+describe('DTEUpload answers (docs/sii-protocol.md §6.4)', () => {
   test('STATUS 0 → received, the TRACKID kept as text with its leading zero', () => {
     expect(uploadOutcome(ok(RECEPCION_OK))).toEqual({ kind: 'received', trackId: '0107418640', raw: RECEPCION_OK })
   })
@@ -101,14 +101,14 @@ describe('DTEUpload answers (PROTOCOL §6.4)', () => {
     expect((out as { reason: string }).reason).toContain(reason)
   })
 
-  test('an ISO-8859-1 answer is decoded byte for byte (PROTOCOL §1.2), not as windows-1252', () => {
+  test('an ISO-8859-1 answer is decoded byte for byte (docs/sii-protocol.md §1.2), not as windows-1252', () => {
     const bytes = Uint8Array.from([...Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><X>', 'latin1'), 0xd1, 0x80, ...Buffer.from('</X>')])
     expect(decodeBody(bytes, 'text/xml')).toBe('<?xml version="1.0" encoding="ISO-8859-1"?><X>Ñ\u0080</X>')
     expect(decodeBody(Buffer.from('<X>Ñ</X>', 'utf8'), 'text/xml; charset=UTF-8')).toBe('<X>Ñ</X>')
   })
 })
 
-describe('SOAP answers (PROTOCOL §6.2)', () => {
+describe('SOAP answers (docs/sii-protocol.md §6.2)', () => {
   test('the Return string is entity-decoded and parsed again; RESP_HDR found after RESP_BODY', () => {
     const reply = parseSoapReply(soapAnswer('getEstUp', EST_UP_EPR), 'getEstUp')
     expect(reply.kind).toBe('respuesta')
@@ -154,7 +154,7 @@ describe('SOAP answers (PROTOCOL §6.2)', () => {
   })
 })
 
-describe('getEstUp (PROTOCOL §6.5)', () => {
+describe('getEstUp (docs/sii-protocol.md §6.5)', () => {
   const reply = (inner: string) => envioOutcome(soapOutcome(ok(soapAnswer('getEstUp', inner)), 'getEstUp'))
 
   test('EPR → processed, counters summed over the per-type groups, paired by position', () => {
@@ -190,7 +190,7 @@ describe('getEstUp (PROTOCOL §6.5)', () => {
   })
 })
 
-describe('getEstDte (PROTOCOL §6.6)', () => {
+describe('getEstDte (docs/sii-protocol.md §6.6)', () => {
   const reply = (hdr: string) => dteStatusOutcome(soapOutcome(ok(soapAnswer('getEstDte',
     `<SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema"><SII:RESP_HDR>${hdr}</SII:RESP_HDR></SII:RESPUESTA>`)), 'getEstDte'))
 
@@ -209,7 +209,7 @@ describe('getEstDte (PROTOCOL §6.6)', () => {
   })
 })
 
-describe('boleta REST (PROTOCOL §7.3)', () => {
+describe('boleta REST (docs/sii-protocol.md §7.3)', () => {
   const json = (body: string, status = 200) => ok(body, status, 'application/json')
 
   test('envío: {"trackid": 1014, "estado": "REC"} → received with trackId "1014"', () => {
@@ -258,7 +258,7 @@ describe('boleta REST (PROTOCOL §7.3)', () => {
   })
 })
 
-describe('hosts (PROTOCOL §6.1, §7.3)', () => {
+describe('hosts (docs/sii-protocol.md §6.1, §7.3)', () => {
   test('by ambiente on the real SII; one origin for everything otherwise', () => {
     expect(originsFor({ kind: 'sii' }, 'certificacion')).toEqual({ soap: 'https://maullin.sii.cl', upload: 'https://maullin.sii.cl', boletaApi: 'https://apicert.sii.cl', boletaEnvio: 'https://pangal.sii.cl' })
     expect(originsFor({ kind: 'sii' }, 'produccion')).toEqual({ soap: 'https://palena.sii.cl', upload: 'https://palena.sii.cl', boletaApi: 'https://api.sii.cl', boletaEnvio: 'https://rahue.sii.cl' })

@@ -36,7 +36,7 @@ function factura(folio: number, rutRecep = '76086428-5'): Doc {
   return { tipo: 33, folio, rutRecep, montoTotal: 1190, xml: signDte(xml, identity.signer) }
 }
 
-/** A signed boleta 39 for the anonymous consumer (PROTOCOL §7.2). */
+/** A signed boleta 39 for the anonymous consumer (docs/sii-protocol.md §7.2). */
 function boleta(folio: number): Doc {
   const ted = buildTed({ rutEmisor: EMISOR, tipoDte: 39, folio, fechaEmision: FECHA, rutReceptor: '66666666-6', razonSocialReceptor: 'Consumidor final', montoTotal: 1190, item1: 'Café molido', timestamp: `${FECHA}T10:11:12` }, CAFS[39].caf)
   const xml = `<?xml version="1.0" encoding="ISO-8859-1"?>

@@ -1,5 +1,5 @@
 // What the client puts on the wire and how it handles tokens, against a scripted HTTP server on 127.0.0.1 that answers
-// with the SII's literal texts (PROTOCOL §6–§7). The simulator tests (client-simulator.test.ts) exercise the real
+// with the SII's literal texts (docs/sii-protocol.md §6–§7). The simulator tests (client-simulator.test.ts) exercise the real
 // protocol end to end; these pin the request bytes and the token rules exactly, which the simulator cannot observe.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createSiiClient, type SiiClient, type SiiCompany, type SiiCredentials } from '../../src/sii/client/client'
@@ -87,7 +87,7 @@ beforeEach(() => {
 const ENVELOPE = Uint8Array.from(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?>\n<EnvioDTE>Ñandú</EnvioDTE>', 'latin1'))
 
 describe('SOAP channel on the wire', () => {
-  test('seed → signed seed → token, then DTEUpload multipart exactly as PROTOCOL §6.4', async () => {
+  test('seed → signed seed → token, then DTEUpload multipart exactly as docs/sii-protocol.md §6.4', async () => {
     routes['/cgi_dte/UPL/DTEUpload'] = () => recepcion(0, '0107418640')
     const out = await client.upload(COMPANY, CREDS, 'soap', ENVELOPE, 'envio.xml')
     expect(out).toMatchObject({ kind: 'received', trackId: '0107418640' })
@@ -152,7 +152,7 @@ describe('SOAP channel on the wire', () => {
     const dte = { tipoDte: 33, folio: 7, rutReceptor: '77777777-7', fechaEmision: '2026-01-09', montoTotal: 1190 }
     expect(await client.queryDte(COMPANY, CREDS, 'soap', dte)).toMatchObject({ kind: 'status', estado: 'DOK', errCode: '0' })
     expect(calls('/DTEWS/CrSeed.jws')).toHaveLength(3)
-    // Parameters in QueryEstDte's parameterOrder, the date DDMMAAAA (PROTOCOL §6.6).
+    // Parameters in QueryEstDte's parameterOrder, the date DDMMAAAA (docs/sii-protocol.md §6.6).
     const params = [...text(calls('/DTEWS/QueryEstDte.jws')[1] as Seen).matchAll(/<(\w+) xsi:type="xsd:string">([^<]*)</g)].map((m) => [m[1], m[2]])
     expect(params).toEqual([
       ['RutConsultante', '7880442'], ['DvConsultante', '4'], ['RutCompania', '76543210'], ['DvCompania', '3'], ['RutReceptor', '77777777'],
@@ -198,7 +198,7 @@ describe('SOAP channel on the wire', () => {
   })
 })
 
-describe('boleta channel on the wire (PROTOCOL §7.3)', () => {
+describe('boleta channel on the wire (docs/sii-protocol.md §7.3)', () => {
   test('semilla GET, token POST of the signed seed, envío multipart with Accept JSON; 401 renews once', async () => {
     routes['/recursos/v1/boleta.electronica.envio'] = (s) =>
       s.headers.get('cookie') === 'TOKEN=tok1' ? new Response('', { status: 401 }) : Response.json({ rut_emisor: '76543210-3', trackid: 123456789012345, estado: 'REC' })

@@ -109,7 +109,7 @@ describe('through the in-process simulator', () => {
     s.server.deps.store.sqlite.run('UPDATE dtes SET xml = ? WHERE id = ?', [tampered, res.json.id])
     const r = (await drive(s, t, [res.json.id])).get(res.json.id)
     expect(r.estado).toBe('rechazado')
-    // The SII takes the file, then refuses the envelope for its signature (PROTOCOL §6.5 RFR).
+    // The SII takes the file, then refuses the envelope for its signature (docs/sii-protocol.md §6.5 RFR).
     expect(r.tracking).toMatchObject({ estado_envio: 'RFR', glosa_sii: expect.stringContaining('Firma') })
     expect(r.sii_status).toMatchObject({ source: 'envio', estado_sii: 'RFR' })
   }, 60_000)

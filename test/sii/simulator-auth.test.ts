@@ -1,4 +1,4 @@
-// The simulator's seed → signed seed → token (PROTOCOL §6.3) over real HTTP, SOAP and boleta REST (§7.3), each bad case
+// The simulator's seed → signed seed → token (docs/sii-protocol.md §6.3) over real HTTP, SOAP and boleta REST (§7.3), each bad case
 // with the SII's code; the WSDLs and SOAP faults of the DTEWS services (§6.1–§6.2).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
@@ -26,7 +26,7 @@ async function getToken(pszXml: string): Promise<{ estado: string | null; glosa:
 }
 
 describe('SOAP seed and token', () => {
-  test('getSeed answers the Axis RPC shape with a 12-digit seed inside the escaped RESPUESTA (PROTOCOL §6.2)', async () => {
+  test('getSeed answers the Axis RPC shape with a 12-digit seed inside the escaped RESPUESTA (docs/sii-protocol.md §6.2)', async () => {
     const answer = await soap(sim.url, 'CrSeed', 'getSeed')
     expect(answer.status).toBe(200)
     expect(answer.text).toContain('<ns1:getSeedResponse soapenv:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/" xmlns:ns1="http://DefaultNamespace">')
@@ -105,7 +105,7 @@ describe('SOAP seed and token', () => {
     expect((await getToken(signGetToken(s, anonymous.signer))).estado).toBe('-07')
   })
 
-  test('a REST seed cannot buy a SOAP token (the channels are distinct, PROTOCOL §7.3)', async () => {
+  test('a REST seed cannot buy a SOAP token (the channels are distinct, docs/sii-protocol.md §7.3)', async () => {
     const xml = await (await fetch(`${sim.url}/recursos/v1/boleta.electronica.semilla`)).text()
     const restSeed = parseXml(xml).getElementsByTagName('SEMILLA').item(0)?.textContent ?? ''
     expect((await getToken(signGetToken(restSeed, identity().signer))).estado).toBe('08')

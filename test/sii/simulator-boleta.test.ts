@@ -1,4 +1,4 @@
-// The boleta REST API (PROTOCOL §7.3) end to end against the simulator: token, envío, envío status with estadistica
+// The boleta REST API (docs/sii-protocol.md §7.3) end to end against the simulator: token, envío, envío status with estadistica
 // and detalle_rep_rech, the consulta of one boleta; 401 on a bad token; RPT with the first trackid on the same bytes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
@@ -111,7 +111,7 @@ describe('boleta envío refusals', () => {
     expect(after.json.estadistica).toEqual([{ tipo: 39, informados: 1, aceptados: 0, rechazados: 1, reparos: 0 }])
   })
 
-  test('rutSender that is not RutEnvia: RCT with the SII\'s "RUT envia diferente al Upload" (PROTOCOL §7.3 example)', async () => {
+  test('rutSender that is not RutEnvia: RCT with the SII\'s "RUT envia diferente al Upload" (docs/sii-protocol.md §7.3 example)', async () => {
     const form = uploadForm(envioBoleta([dte({ tipo: 39, folio: 12 })]), '11111111-1')
     const res = await fetch(`${sim.url}/recursos/v1/boleta.electronica.envio`, { method: 'POST', body: form, headers: { Cookie: `TOKEN=${token}` } })
     const json = (await res.json()) as Record<string, unknown>

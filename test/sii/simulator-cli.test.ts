@@ -41,7 +41,7 @@ describe('sii-simulator caf', () => {
     expect((err as Error).message).toContain(message)
   })
 
-  test('a razón social with ñ is written as ISO-8859-1 bytes, as CAF files are (PROTOCOL §3.3)', async () => {
+  test('a razón social with ñ is written as ISO-8859-1 bytes, as CAF files are (docs/sii-protocol.md §3.3)', async () => {
     const script = join(DIR, 'caf.ts')
     writeFileSync(script, `import { parseArgs } from '${join(import.meta.dir, '../../src/cli/command')}'\n` +
       `import { siiSimulatorCaf as c } from '${join(import.meta.dir, '../../src/cli/sii-simulator')}'\n` +

@@ -1,4 +1,4 @@
-// Faults for exercising retries (DESIGN §9, PROTOCOL §6.4 failure modes): shares of HTTP 503, of hangs and of HTML
+// Faults for exercising retries (DESIGN §9, docs/sii-protocol.md §6.4 failure modes): shares of HTTP 503, of hangs and of HTML
 // maintenance pages with HTTP 200, drawn from the injected random so a test knows exactly which request gets which.
 import { describe, expect, test } from 'bun:test'
 import { startSimulator } from '../../src/sii/simulator/server'

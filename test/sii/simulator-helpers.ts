@@ -28,7 +28,7 @@ export function testClock(start = new Date('2026-03-02T15:00:00Z')) {
 const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'
 
-/** The manual's signed getToken (PROTOCOL §6.3): enveloped signature, URI="", KeyValue then X509Data. */
+/** The manual's signed getToken (docs/sii-protocol.md §6.3): enveloped signature, URI="", KeyValue then X509Data. */
 export function signGetToken(seed: string, signer: Signer, keyInfoSigner: Signer = signer): string {
   const xml = `<getToken><item><Semilla>${seed}</Semilla></item></getToken>`
   const sig = new SignedXml({
@@ -75,13 +75,13 @@ export async function soap(base: string, service: string, operation: string, par
   return { status: res.status, text, inner, innerText }
 }
 
-/** Text of the first element named `name` under RESP_HDR or RESP_BODY (children are unprefixed, PROTOCOL §6.2). */
+/** Text of the first element named `name` under RESP_HDR or RESP_BODY (children are unprefixed, docs/sii-protocol.md §6.2). */
 export function field(inner: Element | null, name: string): string | null {
   const el = inner === null ? null : findLocal(inner, name)
   return el === null ? null : textOf(el)
 }
 
-/** All values of a repeated field, in order (getEstUp's per-type groups, PROTOCOL §6.5). */
+/** All values of a repeated field, in order (getEstUp's per-type groups, docs/sii-protocol.md §6.5). */
 export function fields(inner: Element | null, name: string): string[] {
   const out: string[] = []
   const walk = (e: Element): void => {
@@ -113,7 +113,7 @@ export async function soapToken(base: string, signer: Signer = identity().signer
   return token
 }
 
-/** seed → signed seed → token over the boleta REST API (PROTOCOL §7.3 items 1–2). */
+/** seed → signed seed → token over the boleta REST API (docs/sii-protocol.md §7.3 items 1–2). */
 export async function restToken(base: string, signer: Signer = identity().signer): Promise<string> {
   const seedXml = await (await fetch(`${base}/recursos/v1/boleta.electronica.semilla`, { headers: { Accept: 'application/xml' } })).text()
   const seed = field(parseXml(seedXml).documentElement, 'SEMILLA') ?? ''
@@ -222,7 +222,7 @@ export const CARATULA: Caratula = {
   rutEmisor: EMISOR, rutEnvia: SENDER, rutReceptor: SII_RUT, fchResol: '2026-01-01', nroResol: 0, tmstFirmaEnv: '2026-03-02T10:11:13',
 }
 
-/** An EnvioDTE's bytes, signed by the test identity (PROTOCOL §5). */
+/** An EnvioDTE's bytes, signed by the test identity (docs/sii-protocol.md §5). */
 export function envioDte(dtes: readonly string[], caratula: Partial<Caratula> = {}, signer: Signer = identity().signer): Uint8Array {
   return envelopeBytes(buildEnvioDte({ dtes, caratula: { ...CARATULA, ...caratula }, signer }))
 }

@@ -36,7 +36,7 @@ describe('the SII\'s example envelope', () => {
     expect(verifyXmlSignatures(fromLatin1Bytes(EXAMPLE)).every((c) => c.isValid)).toBe(false)
   })
 
-  test('its DTE signature verifies standalone (the SII\'s tool signed it without namespace, PROTOCOL §4.3)', () => {
+  test('its DTE signature verifies standalone (the SII\'s tool signed it without namespace, docs/sii-protocol.md §4.3)', () => {
     const envelope = read()
     expect(envelope.dtes).toHaveLength(1)
     expect(envelope.dtes.map(dteSignatureErrors)).toEqual([[]])

@@ -1,4 +1,4 @@
-// DTEUpload (PROTOCOL §6.4), getEstUp (§6.5) and getEstDte (§6.6) against the simulator over real HTTP: what it
+// DTEUpload (docs/sii-protocol.md §6.4), getEstUp (§6.5) and getEstDte (§6.6) against the simulator over real HTTP: what it
 // checks, the code each failure gives, the states an envelope passes through as the injected clock moves.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -68,7 +68,7 @@ describe('authentication of uploads and queries', () => {
     token = await soapToken(sim.url)
   })
 
-  test('RECEPCIONDTE has the SII\'s plain shape (PROTOCOL §6.4)', async () => {
+  test('RECEPCIONDTE has the SII\'s plain shape (docs/sii-protocol.md §6.4)', async () => {
     const up = await dteUpload(sim.url, null, envioDte([dte({ folio: folio() })]))
     expect(up.text).toBe(
       '<?xml version="1.0"?>\n<RECEPCIONDTE>\n <RUTSENDER>7880442-4</RUTSENDER>\n <RUTCOMPANY>76543210-3</RUTCOMPANY>\n' +
@@ -90,7 +90,7 @@ describe('a valid EnvioDTE', () => {
       seen.push(field(answer.inner, 'ESTADO') ?? '')
       expect(field(answer.inner, 'TRACKID')).toBe(up.trackId)
       expect(field(answer.inner, 'NUM_ATENCION')).toMatch(/^\d+ \( \d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2}\)$/)
-      // RESP_BODY only once processing is done (PROTOCOL §6.5).
+      // RESP_BODY only once processing is done (docs/sii-protocol.md §6.5).
       expect(answer.innerText.includes('RESP_BODY')).toBe(seen.at(-1) === 'EPR')
       clock.advance(DELAY / 5)
     }
@@ -168,7 +168,7 @@ describe('what the simulator rejects, with the SII\'s code', () => {
   })
 
   test('a schema-invalid envelope gets a track id and ends RSC with the XSD message', async () => {
-    // An edit after signing also breaks the DTE's signature, but the schema step comes first (PROTOCOL §6.5 order).
+    // An edit after signing also breaks the DTE's signature, but the schema step comes first (docs/sii-protocol.md §6.5 order).
     const envelope = envioDte([dte({ folio: folio() }).replace('<TasaIVA>19</TasaIVA>', '<TasaIVA>19.5.5</TasaIVA>')])
     const { estado, answer } = await uploadAndProcess(envelope)
     expect(estado).toBe('RSC')
@@ -216,14 +216,14 @@ describe('what the simulator rejects, with the SII\'s code', () => {
     expect(await res.text()).toContain('<STATUS>3</STATUS>')
   })
 
-  test('a gzip-compressed archivo is inflated (LibreDTE sends application/gzip, PROTOCOL §6.4)', async () => {
+  test('a gzip-compressed archivo is inflated (LibreDTE sends application/gzip, docs/sii-protocol.md §6.4)', async () => {
     const envelope = envioDte([dte({ folio: folio() })])
     const up = await dteUpload(sim.url, token, Bun.gzipSync(new Uint8Array(envelope)))
     expect(up.status).toBe('0')
   })
 })
 
-describe('getEstDte (PROTOCOL §6.6)', () => {
+describe('getEstDte (docs/sii-protocol.md §6.6)', () => {
   const f = 900
   beforeAll(async () => {
     await uploadAndProcess(envioDte([dte({ folio: f, tipo: 33, caf: makeTestCaf({ tipoDte: 33, folioDesde: 900, folioHasta: 910 }).caf })]))

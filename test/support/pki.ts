@@ -1,4 +1,4 @@
-// Test PKI with real keys: signing certificates carrying the signer RUT as otherName 1.3.6.1.4.1.8321.1 (PROTOCOL
+// Test PKI with real keys: signing certificates carrying the signer RUT as otherName 1.3.6.1.4.1.8321.1 (docs/sii-protocol.md
 // §10), PKCS#12 files in the three encryptions Timbre must open, and CAFs issued by an authority key playing the SII.
 // Keys are memoized per process: RSA-2048 generation is ~150 ms, the rest is cheap.
 import { spawnSync } from 'node:child_process'
@@ -121,7 +121,7 @@ function extensions(opts: CertificateOptions): object[] {
 
 /**
  * subjectAltName = SEQUENCE { [0] otherName { OID 1.3.6.1.4.1.8321.1, [0] EXPLICIT IA5String rut } }, the DER of the
- * SII's own example: `30 1A A0 18 06 08 2B 06 01 04 01 C1 01 01 A0 0C 16 0A "07880442-4"` (PROTOCOL §10).
+ * SII's own example: `30 1A A0 18 06 08 2B 06 01 04 01 C1 01 01 A0 0C 16 0A "07880442-4"` (docs/sii-protocol.md §10).
  */
 export function otherNameSanDer(rut: string): string {
   const { asn1 } = forge

@@ -25,7 +25,7 @@ const DUMMY_SET_SIGNATURE =
   '</SignedInfo><SignatureValue>AAAA</SignatureValue><KeyInfo><KeyValue><RSAKeyValue><Modulus>AAAA</Modulus><Exponent>AQAB</Exponent>' +
   '</RSAKeyValue></KeyValue><X509Data><X509Certificate>AAAA</X509Certificate></X509Data></KeyInfo></Signature>'
 
-/** Boletas only validate inside an EnvioBOLETA (PROTOCOL §7.2): wrap the signed DTE's bytes verbatim in a minimal one. */
+/** Boletas only validate inside an EnvioBOLETA (docs/sii-protocol.md §7.2): wrap the signed DTE's bytes verbatim in a minimal one. */
 function boletaEnvelope(dte: Uint8Array, tipo: number): Uint8Array {
   const head =
     '<?xml version="1.0" encoding="ISO-8859-1"?><EnvioBOLETA xmlns="http://www.sii.cl/SiiDte" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" version="1.0">' +

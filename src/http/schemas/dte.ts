@@ -9,7 +9,7 @@ import { checkEmision } from '../../domain/emision-rules'
 import { fieldErrorsFromTypeBox } from '../validation'
 import { DATE_PATTERN } from './common'
 
-// Enumerations are unions of literals, never t.UnionEnum, which injects a default (STACK-NOTES "Elysia and TypeBox").
+// Enumerations are unions of literals, never t.UnionEnum, which injects a default (docs/stack-notes.md "Elysia and TypeBox").
 function oneOf<T extends string | number>(values: readonly T[], description: string): TUnion<TLiteral<T>[]> {
   return Type.Union(
     values.map((v): TLiteral<T> => Type.Literal(v)),

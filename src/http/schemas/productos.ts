@@ -8,7 +8,7 @@ import { nullableText, parseCatalogBody, SearchLimit, searchQ } from './clientes
 
 const text = (field: keyof typeof PRODUCTO_MAX_LENGTH, description: string) => nullableText(PRODUCTO_MAX_LENGTH, field, description)
 
-// A union of literals, never t.UnionEnum, which would inject a default (STACK-NOTES "Elysia and TypeBox"); spelled
+// A union of literals, never t.UnionEnum, which would inject a default (docs/stack-notes.md "Elysia and TypeBox"); spelled
 // out so TypeScript sees each literal, and held to domain UNIDADES by the type below.
 const Unidad = Type.Union(
   [Type.Literal('UN'), Type.Literal('HR'), Type.Literal('KG'), Type.Literal('LT'), Type.Literal('MT'), Type.Literal('M2'), Type.Literal('M3')],

@@ -1,4 +1,4 @@
-// Seed → signed seed → token, on both channels (PROTOCOL §6.3 for SOAP, §7.3 items 1–2 for the boleta REST API, whose
+// Seed → signed seed → token, on both channels (docs/sii-protocol.md §6.3 for SOAP, §7.3 items 1–2 for the boleta REST API, whose
 // token is distinct). Each seed is used once and at once (valid 2 minutes, §6.8). Failures come back as reasons,
 // never throws; nothing here logs or returns the signed seed.
 import type { Signer } from '../../xml/signature'

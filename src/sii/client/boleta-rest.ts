@@ -1,4 +1,4 @@
-// The boleta REST API's status answers (PROTOCOL §7.3 items 4–5): the envelope's estado with estadistica and
+// The boleta REST API's status answers (docs/sii-protocol.md §7.3 items 4–5): the envelope's estado with estadistica and
 // detalle_rep_rech, and one boleta's codigo. JSON; HTTP 401 is an invalid token; 404 an unknown track id.
 import type { DteStatusOutcome, EnvioEstadistica, EnvioOutcome } from './client'
 import { ENVIO_ESTADOS } from './codes'

@@ -1,5 +1,5 @@
 // The SII client the jobs call: upload an envelope, ask for an envelope's and a document's status, on the SOAP channel
-// (EnvioDTE: DTEUpload, QueryEstUp, QueryEstDte, PROTOCOL §6) or the boleta channel (EnvioBOLETA: the REST API, §7.3).
+// (EnvioDTE: DTEUpload, QueryEstUp, QueryEstDte, docs/sii-protocol.md §6) or the boleta channel (EnvioBOLETA: the REST API, §7.3).
 // It owns the tokens (DESIGN §6): one per (certificate, channel, origin), renewed only when the SII refuses it, and
 // then the call is made once more. Every outcome is a value: SII outages, HTML pages, garbage and timeouts are
 // `retry` with a reason, never a throw. Only a caller's bug (a malformed RUT or date) throws.
@@ -26,7 +26,7 @@ export interface SiiCompany {
 export interface SiiCredentials {
   /** Cache key of the token: the certificate's id in Timbre's store. */
   readonly certificateId: string
-  /** The certificate holder, canonical: rutSender and RutConsultante (PROTOCOL §6.4, §6.6). */
+  /** The certificate holder, canonical: rutSender and RutConsultante (docs/sii-protocol.md §6.4, §6.6). */
   readonly rutFirmante: string
   readonly signer: Signer
 }
@@ -211,7 +211,7 @@ function isTokenRejection(value: unknown): value is TokenRejection {
 
 /**
  * No token, no upload. A certificate holder the SII does not know for certificate authentication (getToken -07,
- * PROTOCOL §6.3) waits like STATUS 1, "sender without permission", with the long back-off (DESIGN §6); anything else
+ * docs/sii-protocol.md §6.3) waits like STATUS 1, "sender without permission", with the long back-off (DESIGN §6); anything else
  * is passing.
  */
 function uploadWithoutToken(failure: TokenFailure): UploadOutcome {

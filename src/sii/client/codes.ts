@@ -1,7 +1,7 @@
 // The SII's answer codes as data: what each means (Spanish, as the SII words them, for `tracking.glosa_sii`) and what
-// the client does with it. Sources are PROTOCOL §6.3–§6.6 and §7.3; callers look codes up here instead of switching.
+// the client does with it. Sources are docs/sii-protocol.md §6.3–§6.6 and §7.3; callers look codes up here instead of switching.
 
-/** DTEUpload `STATUS` (PROTOCOL §6.4) → how the outcome is classified and the meaning when the SII sends no glosa. */
+/** DTEUpload `STATUS` (docs/sii-protocol.md §6.4) → how the outcome is classified and the meaning when the SII sends no glosa. */
 export const UPLOAD_STATUS: Readonly<Record<string, { readonly kind: 'received' | 'already_received' | 'refused' | 'not_authorized' | 'token_invalid' | 'retry'; readonly glosa: string }>> = {
   '0': { kind: 'received', glosa: 'Upload OK' },
   '1': { kind: 'not_authorized', glosa: 'El Sender no tiene permiso para enviar' },
@@ -15,7 +15,7 @@ export const UPLOAD_STATUS: Readonly<Record<string, { readonly kind: 'received' 
   '99': { kind: 'already_received', glosa: 'Envío ya recibido' },
 }
 
-/** Envelope `ESTADO` of getEstUp and of the boleta REST status (PROTOCOL §6.5, §7.3 item 4). */
+/** Envelope `ESTADO` of getEstUp and of the boleta REST status (docs/sii-protocol.md §6.5, §7.3 item 4). */
 export type EnvioEstadoKind = 'pending' | 'rejected' | 'processed'
 
 export const ENVIO_ESTADOS: Readonly<Record<string, { readonly kind: EnvioEstadoKind; readonly glosa: string }>> = {
@@ -38,15 +38,15 @@ export const ENVIO_ESTADOS: Readonly<Record<string, { readonly kind: EnvioEstado
 }
 
 /**
- * Query `ESTADO`s that mean the token is no longer good (PROTOCOL §6.5: 001 cookie/token inactive, 002 token inactive,
+ * Query `ESTADO`s that mean the token is no longer good (docs/sii-protocol.md §6.5: 001 cookie/token inactive, 002 token inactive,
  * 003 token does not exist): get a new token and ask once more (DESIGN §6).
  */
 export const TOKEN_INVALID_ESTADOS: ReadonlySet<string> = new Set(['001', '002', '003'])
 
-/** SOAP fault text of a rejected token (ODOO: "Error de Autenticacion: TOKEN invalido", PROTOCOL §6.3, §6.7). */
+/** SOAP fault text of a rejected token (ODOO: "Error de Autenticacion: TOKEN invalido", docs/sii-protocol.md §6.3, §6.7). */
 export const TOKEN_INVALID_FAULT = /token\s+inv[aá]lido/i
 
-/** getToken `ESTADO`s (PROTOCOL §6.3 item 3), for the reason of a failed token request. */
+/** getToken `ESTADO`s (docs/sii-protocol.md §6.3 item 3), for the reason of a failed token request. */
 export const GET_TOKEN_ESTADOS: Readonly<Record<string, string>> = {
   '00': 'Token creado',
   '01': 'XML inválido (IOException)',
@@ -68,9 +68,9 @@ export const GET_TOKEN_ESTADOS: Readonly<Record<string, string>> = {
 
 /**
  * getToken `ESTADO`s that no retry can fix until someone acts at the SII: the certificate holder is not registered
- * for certificate authentication (PROTOCOL §6.3). The upload maps them to `not_authorized`, like STATUS 1.
+ * for certificate authentication (docs/sii-protocol.md §6.3). The upload maps them to `not_authorized`, like STATUS 1.
  */
 export const TOKEN_NOT_AUTHORIZED_ESTADOS: ReadonlySet<string> = new Set(['-07', '-7'])
 
-/** getSeed `ESTADO` 00 is a seed; -1 and -2 are the SII failing to make one (PROTOCOL §6.3 item 1). */
+/** getSeed `ESTADO` 00 is a seed; -1 and -2 are the SII failing to make one (docs/sii-protocol.md §6.3 item 1). */
 export const SEED_OK = '00'

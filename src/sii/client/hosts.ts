@@ -1,4 +1,4 @@
-// Where each SII call goes. The real SII splits its services over hosts by environment (PROTOCOL §6.1, §7.3); an
+// Where each SII call goes. The real SII splits its services over hosts by environment (docs/sii-protocol.md §6.1, §7.3); an
 // origin from `--sii` (DESIGN §2) takes every call, with the SII's own paths, so the simulator needs one port only.
 
 export type Ambiente = 'certificacion' | 'produccion'

@@ -4,7 +4,7 @@
 import { fromLatin1Bytes } from '../../xml/latin1'
 
 /**
- * The SII manual's User-Agent, which ODOO and DSPY copy (PROTOCOL §6.4); ODOO reports the boleta gateway answering
+ * The SII manual's User-Agent, which ODOO and DSPY copy (docs/sii-protocol.md §6.4); ODOO reports the boleta gateway answering
  * "token not valid" to other agents (§7.3 item 3), so every request sends it.
  */
 export const SII_USER_AGENT = 'Mozilla/4.0 (compatible; PROG 1.0; Windows NT 5.0; YComp 5.0.2.4)'
@@ -46,8 +46,8 @@ function failureReason(err: unknown, signal: AbortSignal, timeoutMs: number): st
 
 /**
  * Bytes → text by the declared charset: the Content-Type's, else the XML declaration's, else UTF-8. The upload
- * answer and EnvioDTE-side texts may be ISO-8859-1 (PROTOCOL §1.2); `TextDecoder('iso-8859-1')` would be
- * windows-1252 (STACK-NOTES), so Latin-1 is decoded byte for byte.
+ * answer and EnvioDTE-side texts may be ISO-8859-1 (docs/sii-protocol.md §1.2); `TextDecoder('iso-8859-1')` would be
+ * windows-1252 (docs/stack-notes.md), so Latin-1 is decoded byte for byte.
  */
 export function decodeBody(bytes: Uint8Array, contentType: string): string {
   const head = fromLatin1Bytes(bytes.subarray(0, 200))
@@ -58,7 +58,7 @@ export function decodeBody(bytes: Uint8Array, contentType: string): string {
 
 /**
  * Why a response cannot carry an SII answer, or null when it may: HTML pages during maintenance, an empty body or the
- * literal `Error 500` during outages (PROTOCOL §6.4 "Failure modes", §6.8), any 5xx. Callers that know a meaningful
+ * literal `Error 500` during outages (docs/sii-protocol.md §6.4 "Failure modes", §6.8), any 5xx. Callers that know a meaningful
  * 5xx (a SOAP fault arrives with HTTP 500) look at the body first.
  */
 export function passingFault(res: Extract<HttpResult, { kind: 'response' }>): string | null {

@@ -1,4 +1,4 @@
-// Reading the boleta REST API's JSON without trusting its shape (PROTOCOL §7.3): every field is `unknown` until
+// Reading the boleta REST API's JSON without trusting its shape (docs/sii-protocol.md §7.3): every field is `unknown` until
 // narrowed, and a body that is not a JSON object is a reason, not an exception.
 import { snippet } from './http'
 

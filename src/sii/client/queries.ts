@@ -1,4 +1,4 @@
-// What the SOAP status queries say, mapped to outcomes: QueryEstUp.getEstUp for an envelope (PROTOCOL §6.5) and
+// What the SOAP status queries say, mapped to outcomes: QueryEstUp.getEstUp for an envelope (docs/sii-protocol.md §6.5) and
 // QueryEstDte.getEstDte for one document (§6.6). Pure functions over the parsed SII:RESPUESTA, so the SII's literal
 // answers can pin them in tests.
 import type { DteStatusOutcome, EnvioOutcome, EnvioEstadistica } from './client'

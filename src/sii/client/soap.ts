@@ -1,4 +1,4 @@
-// The DTEWS SOAP services (PROTOCOL §6.2): Axis 1.x, RPC style, SOAP 1.1, `SOAPAction: ""`, xsd:string parameters in
+// The DTEWS SOAP services (docs/sii-protocol.md §6.2): Axis 1.x, RPC style, SOAP 1.1, `SOAPAction: ""`, xsd:string parameters in
 // the WSDL's order. The answer is one string holding an XML document (`SII:RESPUESTA`) inside `<…Return>`: its text is
 // taken entity-decoded and parsed again. The SII's own answers, its faults and its outages are told apart here.
 import { childElements, escapeXmlText, parseXml, textOf } from '../../xml/latin1'

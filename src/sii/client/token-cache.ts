@@ -1,12 +1,12 @@
 // SII tokens held per (certificate, channel, origin) until the SII itself says one is invalid: never on a guessed
-// lifetime (DESIGN §6; the manual states none, PROTOCOL §6.3). Concurrent callers share one request in flight; a
+// lifetime (DESIGN §6; the manual states none, docs/sii-protocol.md §6.3). Concurrent callers share one request in flight; a
 // failed request is not kept, so the next call asks again.
 
 export interface TokenFailure {
   readonly kind: 'failed'
   /** English, for logs and `retry` reasons; never the seed signature or a token. */
   readonly reason: string
-  /** getSeed/getToken `ESTADO` when the SII answered one (PROTOCOL §6.3). */
+  /** getSeed/getToken `ESTADO` when the SII answered one (docs/sii-protocol.md §6.3). */
   readonly estado?: string
   readonly glosa?: string
 }

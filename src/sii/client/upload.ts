@@ -1,4 +1,4 @@
-// Uploads: SOAP-side `POST /cgi_dte/UPL/DTEUpload` (PROTOCOL §6.4) and the boleta REST envío (§7.3 item 3). Same
+// Uploads: SOAP-side `POST /cgi_dte/UPL/DTEUpload` (docs/sii-protocol.md §6.4) and the boleta REST envío (§7.3 item 3). Same
 // multipart form on both; the answers differ (RECEPCIONDTE XML with a STATUS, or JSON with an estado). The mapping of
 // every STATUS is the table in `codes.ts`; what it means for the DTE is DESIGN §6.
 import { parseRut } from '../../domain/rut'

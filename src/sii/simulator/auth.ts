@@ -1,4 +1,4 @@
-// Seed → signed seed → token (PROTOCOL §6.3), for both channels: SOAP (CrSeed/GetTokenFromSeed) and the boleta REST
+// Seed → signed seed → token (docs/sii-protocol.md §6.3), for both channels: SOAP (CrSeed/GetTokenFromSeed) and the boleta REST
 // API (§7.3). A seed serves one token request, within 2 minutes, on the channel that issued it; tokens of one channel
 // are unknown to the other (§7.3: "this token is distinct from the SOAP one").
 import { randomBytes } from 'node:crypto'
@@ -8,16 +8,16 @@ import { holdsKey } from './certificate'
 import type { Channel, SimulatorStore } from './store'
 import { certificateOf, DSIG_NS, keyValueOf } from './xmldsig'
 
-/** PROTOCOL §6.3, §6.8: "Seeds expire in 2 minutes". */
+/** docs/sii-protocol.md §6.3, §6.8: "Seeds expire in 2 minutes". */
 export const SEED_TTL_MS = 2 * 60_000
 
 /**
- * The SII does not publish a token lifetime (PROTOCOL §6.3). The simulator's: one hour from its creation, so a
+ * The SII does not publish a token lifetime (docs/sii-protocol.md §6.3). The simulator's: one hour from its creation, so a
  * client that keeps a token until it fails (DESIGN §6) meets an expired one in long runs and must renew it.
  */
 export const TOKEN_TTL_MS = 60 * 60_000
 
-/** A new 12-digit, zero-padded seed (PROTOCOL §6.3: `000000000078`). */
+/** A new 12-digit, zero-padded seed (docs/sii-protocol.md §6.3: `000000000078`). */
 export function issueSeed(store: SimulatorStore, channel: Channel, now: Date): string {
   const seed = String(store.next('seed')).padStart(12, '0')
   store.insertSeed(seed, channel, now.getTime())
@@ -32,7 +32,7 @@ export interface TokenOutcome {
 }
 
 /**
- * Checks the signed `<getToken><item><Semilla>…</Semilla></item><Signature/></getToken>` (PROTOCOL §6.3) and, when
+ * Checks the signed `<getToken><item><Semilla>…</Semilla></item><Signature/></getToken>` (docs/sii-protocol.md §6.3) and, when
  * it passes, issues a token for the certificate's holder. Codes: 01 empty input, 02 not XML, 04 no Signature,
  * 06 no Semilla, 11 no certificate, 05 the signature does not verify (or does not cover the seed), 21 the
  * RSAKeyValue is not the certificate's key, -07 the certificate names no RUT or is outside its validity,
@@ -69,7 +69,7 @@ export type TokenCheck =
   | { readonly isValid: true; readonly rut: string }
   | { readonly isValid: false; readonly reason: 'missing' | 'unknown' | 'expired' }
 
-/** A token presented with a request (Cookie `TOKEN=` or the `Token` parameter, PROTOCOL §6.3 step 4). */
+/** A token presented with a request (Cookie `TOKEN=` or the `Token` parameter, docs/sii-protocol.md §6.3 step 4). */
 export function checkToken(store: SimulatorStore, channel: Channel, token: string | null, now: Date): TokenCheck {
   if (token === null || token.trim() === '') return { isValid: false, reason: 'missing' }
   const row = store.findToken(token.trim())
@@ -78,7 +78,7 @@ export function checkToken(store: SimulatorStore, channel: Channel, token: strin
   return { isValid: true, rut: row.rut }
 }
 
-/** `TOKEN` from a Cookie header (PROTOCOL §6.3 step 4, §6.4, §7.3). */
+/** `TOKEN` from a Cookie header (docs/sii-protocol.md §6.3 step 4, §6.4, §7.3). */
 export function tokenFromCookie(cookie: string | null): string | null {
   for (const part of (cookie ?? '').split(';')) {
     const [name, ...value] = part.trim().split('=')
@@ -99,7 +99,7 @@ function findSemilla(root: Element): Element | null {
 
 /**
  * The manual's form signs the whole document (`URI=""` + enveloped-signature); a reference to the ID of an element
- * that holds the Semilla also covers it (DSPY's REST variant, PROTOCOL §6.3). Anything else would leave the seed
+ * that holds the Semilla also covers it (DSPY's REST variant, docs/sii-protocol.md §6.3). Anything else would leave the seed
  * unsigned, so it is refused even if its digest verifies.
  */
 function checkSignature(xml: string, semilla: Element): string | null {
@@ -125,7 +125,7 @@ function useSeed(store: SimulatorStore, channel: Channel, text: string, now: Dat
   return store.useSeed(seed, now.getTime()) ? null : 'Error: SEED ya utilizado'
 }
 
-/** 13 characters like the SII's (`XAuSbYXiNh9Ik`, PROTOCOL §6.2), from a CSPRNG: a token is a credential. */
+/** 13 characters like the SII's (`XAuSbYXiNh9Ik`, docs/sii-protocol.md §6.2), from a CSPRNG: a token is a credential. */
 function newToken(): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
   return [...randomBytes(13)].map((b) => alphabet[b % alphabet.length]).join('')

@@ -1,4 +1,4 @@
-// The simulator's CAF office: authorization files in the SII's exact layout (PROTOCOL §3.3; line layout copied from
+// The simulator's CAF office: authorization files in the SII's exact layout (docs/sii-protocol.md §3.3; line layout copied from
 // real SII files: one element per line, RNG and RSAPK on one line, a blank line before RSAPUBK), each with a fresh
 // 512-bit e=3 folio key like the SII's, and FRMA signed by an authority key (the simulator's own under IDK 900,
 // DESIGN §8; tests bring theirs). `parseCaf` + `verifyCaf` read these exactly as they read the SII's.
@@ -35,7 +35,7 @@ export function issueCaf(input: IssueCafInput): string {
     `<RSAPK><M>${fromBase64Url(jwk.n)}</M><E>${fromBase64Url(jwk.e)}</E></RSAPK>`,
     `<IDK>${input.idk}</IDK>`,
   ]
-  // FRMA covers the flat DA as ISO-8859-1 bytes (PROTOCOL §3.4); the file shows it one element per line.
+  // FRMA covers the flat DA as ISO-8859-1 bytes (docs/sii-protocol.md §3.4); the file shows it one element per line.
   const frma = sign('sha1', toLatin1Bytes(`<DA>${da.join('')}</DA>`), input.authorityPrivateKey).toString('base64')
   return [
     '<?xml version="1.0"?>',

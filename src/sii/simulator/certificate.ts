@@ -1,12 +1,12 @@
 // What the simulator reads from the X509Certificate of a signature: the holder's RUT and the public key. forge, not
 // node:crypto: Node's X509Certificate prints the RUT's otherName as `othername:<unsupported>` and rejects some old
-// SII-issued certificates (STACK-NOTES). The rule is crypto/pfx.ts's (PROTOCOL §10), repeated because sii/simulator
+// SII-issued certificates (docs/stack-notes.md). The rule is crypto/pfx.ts's (docs/sii-protocol.md §10), repeated because sii/simulator
 // reads certificates out of XML, not out of a PKCS#12 file.
 import type { KeyObject } from 'node:crypto'
 import forge from 'node-forge'
 import { normalizeRut } from '../../domain/rut'
 
-/** Subject alternative name otherName type-id for the holder's RUT (PROTOCOL §10). */
+/** Subject alternative name otherName type-id for the holder's RUT (docs/sii-protocol.md §10). */
 const OID_RUT_TITULAR = '1.3.6.1.4.1.8321.1'
 
 export interface CertificateInfo {
@@ -38,7 +38,7 @@ export function readCertificate(base64: string): CertificateInfo | null {
   }
 }
 
-/** True when `key` (an RSAKeyValue read into a KeyObject) is the certificate's key (getToken code 21, PROTOCOL §6.3). */
+/** True when `key` (an RSAKeyValue read into a KeyObject) is the certificate's key (getToken code 21, docs/sii-protocol.md §6.3). */
 export function holdsKey(cert: CertificateInfo, key: KeyObject): boolean {
   const jwk = key.export({ format: 'jwk' })
   const hex = (b64url: string | undefined): string => BigInt(`0x${Buffer.from(b64url ?? '', 'base64url').toString('hex') || '0'}`).toString(16)

@@ -1,4 +1,4 @@
-// What the SII checks on an uploaded envelope, in the order its states report them (PROTOCOL §6.5: REC → SOK schema
+// What the SII checks on an uploaded envelope, in the order its states report them (docs/sii-protocol.md §6.5: REC → SOK schema
 // → CRT carátula → FOK signatures → PRD → EPR), and the code each failure gives. Pure functions over the bytes, plus
 // two look-ups the caller passes in (earlier accepted folios; CAF authority keys): no HTTP, no database, no clock.
 //
@@ -33,7 +33,7 @@ export interface DteEntry {
   readonly fields: DocFields
 }
 
-/** What the SII records of each document (getEstDte compares these, PROTOCOL §6.6). */
+/** What the SII records of each document (getEstDte compares these, docs/sii-protocol.md §6.6). */
 export interface DocFields {
   readonly id: string
   readonly tipo: number
@@ -68,7 +68,7 @@ export interface Refusal {
   readonly errors: readonly string[]
 }
 
-/** Decodes by the file's declaration: ISO-8859-1 unless it says UTF-8 (PROTOCOL §1.2; libxml2 does the same). */
+/** Decodes by the file's declaration: ISO-8859-1 unless it says UTF-8 (docs/sii-protocol.md §1.2; libxml2 does the same). */
 export function decodeEnvelope(bytes: Uint8Array): string {
   const head = fromLatin1Bytes(bytes.subarray(0, 200))
   const declared = /^\s*<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']/.exec(head)?.[1]?.toLowerCase()
@@ -86,7 +86,7 @@ export function readEnvelope(bytes: Uint8Array, expected: EnvelopeRoot): ReadEnv
   }
   const root = doc.documentElement
   if (root.localName !== expected || root.namespaceURI !== SII_NS) {
-    // PROTOCOL §1.1, §7.1: boletas go only to the REST envío in EnvioBOLETA, every other type only to DTEUpload.
+    // docs/sii-protocol.md §1.1, §7.1: boletas go only to the REST envío in EnvioBOLETA, every other type only to DTEUpload.
     return refusal('file', `se esperaba ${expected} en el espacio de nombres ${SII_NS}, se recibió ${root.localName}`)
   }
   const setDte = childElements(root).find((e) => e.localName === 'SetDTE')
@@ -116,7 +116,7 @@ export function isRefusal(value: ReadEnvelope | Refusal): value is Refusal {
 /**
  * The upload checks of DTEUpload, after the file was read: the envelope signature, then who sends for whom. Rules
  * (simulator choices, documented): the sender `rutSender` must be the token's holder, the Caratula's RutEnvia and
- * the RUT in the envelope signature's certificate (PROTOCOL §5: "RutEnvia must be the RUT in the signing certificate
+ * the RUT in the envelope signature's certificate (docs/sii-protocol.md §5: "RutEnvia must be the RUT in the signing certificate
  * and equal to rutSender"); the company `rutCompany` must be the Caratula's RutEmisor.
  */
 export function checkSender(read: ReadEnvelope, upload: UploadParties): Refusal | null {
@@ -160,7 +160,7 @@ export async function checkEnvelope(read: ReadEnvelope, bytes: Uint8Array): Prom
   return null
 }
 
-/** A refusal of the REST envío reported as the SII's boleta status does: RSC, RFR or RCT (PROTOCOL §7.3 example). */
+/** A refusal of the REST envío reported as the SII's boleta status does: RSC, RFR or RCT (docs/sii-protocol.md §7.3 example). */
 export function rejectionOfRefusal(r: Refusal): StoredRejection {
   if (r.stage === 'file') return { estado: 'RSC', glosa: `Rechazado por Error en Schema: ${r.message}`, errors: [siiError('SCH', 1, 'Error de schema', r.message)] }
   if (r.stage === 'envelope-signature') return { estado: 'RFR', glosa: `Rechazado por Error en Firma: ${r.message}`, errors: [siiError('FRM', 1, 'Firma del envío inválida', r.message)] }
@@ -169,7 +169,7 @@ export function rejectionOfRefusal(r: Refusal): StoredRejection {
   return { estado: 'RCT', glosa: `Rechazado por Error en Caratula: ${r.message}`, errors: [siiError('CRT', codigo, descripcion, r.message)] }
 }
 
-/** PROTOCOL §5: RutReceptor is the SII, SubTotDTE counts each type, every DTE is issued by the Caratula's RutEmisor. */
+/** docs/sii-protocol.md §5: RutReceptor is the SII, SubTotDTE counts each type, every DTE is issued by the Caratula's RutEmisor. */
 function caratulaErrors(read: ReadEnvelope): SiiError[] {
   const errors: SiiError[] = []
   const { caratula } = read
@@ -195,7 +195,7 @@ function caratulaErrors(read: ReadEnvelope): SiiError[] {
 }
 
 /**
- * The SII verifies each DTE from its own text, standalone (PROTOCOL §4.3): the SII's tool signed DTEs with no
+ * The SII verifies each DTE from its own text, standalone (docs/sii-protocol.md §4.3): the SII's tool signed DTEs with no
  * namespace, Timbre declares the envelope's namespaces; both verify standalone. One Signature, covering the
  * document element's ID, verified with its RSAKeyValue (the certificate is not required to match, §4.1).
  */
@@ -216,7 +216,7 @@ export function dteSignatureErrors(dte: DteEntry): SiiError[] {
 }
 
 /**
- * The document on its own (PROTOCOL §3.2 "Verifying a TED"): FRMT over the flat DD with the DD's own RSAPK; the
+ * The document on its own (docs/sii-protocol.md §3.2 "Verifying a TED"): FRMT over the flat DD with the DD's own RSAPK; the
  * CAF's FRMA with the authority key of its IDK (100, 300, 900 accepted); the DD's fields against the document
  * (RE, TD, F, FE, RR, MNT; RSR and IT1 as prefixes of RznSocRecep and the first NmbItem, compared trimmed, §3.1);
  * the CAF is the issuer's, for this type, and its range holds the folio. Empty when all pass.
@@ -250,7 +250,7 @@ export function documentErrors(dte: DteEntry, authorityKeys: ReadonlyMap<number,
   if (d.fechaEmision !== f.fechaEmision) mismatch('FE', d.fechaEmision, f.fechaEmision)
   if (normalizeRut(d.rutReceptor) !== normalizeRut(f.rutReceptor)) mismatch('RR', d.rutReceptor, f.rutReceptor)
   if (Number(d.montoTotal) !== Number(f.montoTotal) || f.montoTotal.trim() === '') mismatch('MNT', d.montoTotal, f.montoTotal)
-  // Boletas may omit RznSocRecep; LibreDTE then writes RR as RSR (PROTOCOL §3.1): nothing to compare against.
+  // Boletas may omit RznSocRecep; LibreDTE then writes RR as RSR (docs/sii-protocol.md §3.1): nothing to compare against.
   if (f.razonSocialReceptor !== null && !isPrefix(d.razonSocialReceptor, f.razonSocialReceptor)) mismatch('RSR', d.razonSocialReceptor, f.razonSocialReceptor)
   if (!isPrefix(d.item1, f.item1)) mismatch('IT1', d.item1, f.item1)
   if (ted.caf.rutEmisor !== normalizeRut(f.rutEmisor) || ted.caf.tipoDte !== f.tipo) {
@@ -269,7 +269,7 @@ export interface DocumentVerdict {
 }
 
 /**
- * Each document's outcome (PROTOCOL §6.5 document codes; DESIGN §9 receptor rules). Synchronous, so the caller can
+ * Each document's outcome (docs/sii-protocol.md §6.5 document codes; DESIGN §9 receptor rules). Synchronous, so the caller can
  * store the result in the same tick: two concurrent uploads of one folio cannot both be accepted.
  */
 export function decideDocuments(
@@ -306,7 +306,7 @@ function frmtVerifies(ddXml: string, frmt: string, key: KeyObject): boolean {
   }
 }
 
-/** RSR/IT1 are the first 40 characters of the document's value, possibly trimmed (PROTOCOL §3.1). */
+/** RSR/IT1 are the first 40 characters of the document's value, possibly trimmed (docs/sii-protocol.md §3.1). */
 function isPrefix(inTed: string, inDocument: string): boolean {
   const cut = inTed.trim()
   return cut !== '' && inDocument.trimStart().startsWith(cut)
@@ -355,7 +355,7 @@ function refusal(stage: Refusal['stage'], message: string): Refusal {
   return { stage, status, message, errors: [message] }
 }
 
-/** `nivel` 3 rejects, 2 is a reparo (the boleta API's error shape, PROTOCOL §7.3). */
+/** `nivel` 3 rejects, 2 is a reparo (the boleta API's error shape, docs/sii-protocol.md §7.3). */
 export function siiError(seccion: string, codigo: number, descripcion: string, detalle: string, linea = 0, nivel = 3): SiiError {
   return { seccion, linea, nivel, codigo, descripcion, detalle }
 }

@@ -1,4 +1,4 @@
-// The answers of the status queries, shared by SOAP and REST: envelope counters (getEstUp RESP_BODY, PROTOCOL §6.5;
+// The answers of the status queries, shared by SOAP and REST: envelope counters (getEstUp RESP_BODY, docs/sii-protocol.md §6.5;
 // the boleta API's `estadistica`, §7.3) and one document's status (getEstDte, §6.6; the boleta consulta, §7.3 item 5).
 import { envioState } from './states'
 import type { DocumentoRow, SimulatorStore } from './store'
@@ -40,13 +40,13 @@ export interface DteQuery {
 export interface DteStatus {
   readonly estado: 'DOK' | 'DNK' | 'FAU' | 'FNA'
   readonly glosaEstado: string
-  /** ERR_CODE of PROTOCOL §6.6's table. */
+  /** ERR_CODE of docs/sii-protocol.md §6.6's table. */
   readonly errCode: number
   readonly glosaErr: string
 }
 
 /**
- * PROTOCOL §6.6: DOK when the SII holds the document accepted and the data given match; DNK when they do not
+ * docs/sii-protocol.md §6.6: DOK when the SII holds the document accepted and the data given match; DNK when they do not
  * (receptor, date or amount); FNA when the only copies received were rejected for a folio outside its CAF; FAU
  * otherwise (never received, still in process, or rejected: "the service only answers for accepted documents").
  */

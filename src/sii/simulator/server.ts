@@ -1,4 +1,4 @@
-// The SII simulator: an HTTP server on the SII's real paths and message formats (DESIGN §9, PROTOCOL §6–§7), so a
+// The SII simulator: an HTTP server on the SII's real paths and message formats (DESIGN §9, docs/sii-protocol.md §6–§7), so a
 // client cannot tell it from the SII except by its address. SOAP (DTEWS) and DTEUpload of maullin/palena and the
 // boleta REST API of apicert/pangal are all served on one origin: the client's `--sii <origin>` target points every
 // host at it. The wire contract is docs/decisions/simulator.md "Wire contract".
@@ -27,7 +27,7 @@ export interface SimulatorOptions {
     readonly errorRate?: number
     /** Share of requests processed but answered only after `hangMs` (the answer is lost to a client that timed out). */
     readonly hangRate?: number
-    /** Share answered by an HTML maintenance page with HTTP 200, unprocessed (PROTOCOL §6.4, §6.8). */
+    /** Share answered by an HTML maintenance page with HTTP 200, unprocessed (docs/sii-protocol.md §6.4, §6.8). */
     readonly htmlRate?: number
     /** Default 45 000: beyond the 30 s every Timbre SII call allows (DESIGN §6). */
     readonly hangMs?: number
@@ -172,7 +172,7 @@ class Simulator {
     return null
   }
 
-  // ---- SOAP (PROTOCOL §6.2–§6.6) ----
+  // ---- SOAP (docs/sii-protocol.md §6.2–§6.6) ----
 
   private async soap(req: Request, operation: string): Promise<Response> {
     let call: SoapCall
@@ -181,7 +181,7 @@ class Simulator {
     } catch (err) {
       return soapError(`No se pudo leer el mensaje SOAP: ${err instanceof Error ? err.message : String(err)}`)
     }
-    // Axis dispatches on the operation's local name; each .jws holds one operation (PROTOCOL §6.1).
+    // Axis dispatches on the operation's local name; each .jws holds one operation (docs/sii-protocol.md §6.1).
     if (call.operation !== operation) return soapError(`No such operation '${call.operation}'`)
     const param = (name: string): string => call.params.get(name)?.trim() ?? ''
     const now = this.clock()
@@ -193,7 +193,7 @@ class Simulator {
     return new Response(soapResponse(call, inner), { headers: { 'content-type': 'text/xml; charset=utf-8' } })
   }
 
-  /** PROTOCOL §6.5: RESP_HDR with TRACKID, ESTADO, GLOSA, NUM_ATENCION; RESP_BODY with per-type counters once EPR. */
+  /** docs/sii-protocol.md §6.5: RESP_HDR with TRACKID, ESTADO, GLOSA, NUM_ATENCION; RESP_BODY with per-type counters once EPR. */
   private getEstUp(param: (name: string) => string, now: Date): string {
     const tokenProblem = queryTokenHeader(checkToken(this.store, 'soap', param('Token'), now))
     if (tokenProblem !== null) return respuesta(tokenProblem)
@@ -210,7 +210,7 @@ class Simulator {
   }
 
   /**
-   * PROTOCOL §6.6. RutConsultante must be the token's holder (the authenticated user); the company's envelopes may be
+   * docs/sii-protocol.md §6.6. RutConsultante must be the token's holder (the authenticated user); the company's envelopes may be
    * queried by any authenticated user (the simulator keeps no registry of who is authorized for which company).
    */
   private getEstDte(param: (name: string) => string, now: Date): string {
@@ -237,12 +237,12 @@ class Simulator {
     ])
   }
 
-  /** NUM_ATENCION: "number ( YYYY/MM/DD HH:MM:SS)" (PROTOCOL §6.5). */
+  /** NUM_ATENCION: "number ( YYYY/MM/DD HH:MM:SS)" (docs/sii-protocol.md §6.5). */
   private atencion(now: Date): string {
     return `${this.store.next('atencion')} ( ${santiago(now).replace('T', ' ').replace(/-/g, '/')})`
   }
 
-  // ---- DTEUpload (PROTOCOL §6.4) ----
+  // ---- DTEUpload (docs/sii-protocol.md §6.4) ----
 
   private async dteUpload(req: Request): Promise<Response> {
     const now = this.clock()
@@ -265,7 +265,7 @@ class Simulator {
     if (form.bytes.length === 0 || form.bytes.length > MAX_ENVELOPE_BYTES) return answer(2, null, [`tamaño ${form.bytes.length} bytes`])
     const sha256 = sha256Hex(form.bytes)
     const earlier = this.store.findEnvioByBytes('soap', sha256)
-    // STATUS 99 with the first TRACKID: a simulator choice (PROTOCOL §6.4 shows TRACKID only with 0; DESIGN §6 keeps the first).
+    // STATUS 99 with the first TRACKID: a simulator choice (docs/sii-protocol.md §6.4 shows TRACKID only with 0; DESIGN §6 keeps the first).
     if (earlier !== null) return answer(99, earlier.track_id)
     const read = readEnvelope(form.bytes, 'EnvioDTE')
     if (isRefusal(read)) return answer(read.status, null, read.errors)
@@ -306,7 +306,7 @@ class Simulator {
     this.opts.log?.('sii_simulator.envio', { channel, track_id: trackId, rejection: rejection?.estado ?? null, documentos: documentos.map((d) => `${d.tipo}/${d.folio}:${d.estado}`) })
   }
 
-  // ---- Boleta REST (PROTOCOL §7.3) ----
+  // ---- Boleta REST (docs/sii-protocol.md §7.3) ----
 
   private restSeed(): Response {
     const seed = issueSeed(this.store, 'rest', this.clock())
@@ -319,7 +319,7 @@ class Simulator {
 
   /**
    * The envío receives every readable upload with a track id and reports its problems in the envelope status
-   * (RSC, RFR, RCT as in the SII's example, PROTOCOL §7.3): only the token (401) and an unreadable form (400) or
+   * (RSC, RFR, RCT as in the SII's example, docs/sii-protocol.md §7.3): only the token (401) and an unreadable form (400) or
    * file size (413) are refused at once. The same bytes again: 200 with the first track id and estado RPT.
    */
   private async restEnvio(req: Request): Promise<Response> {
@@ -353,13 +353,13 @@ class Simulator {
     return reply(trackId, 'REC')
   }
 
-  /** The REST envío reports sender and company problems as RCT, after the upload (PROTOCOL §7.3 example). */
+  /** The REST envío reports sender and company problems as RCT, after the upload (docs/sii-protocol.md §7.3 example). */
   private async restRejection(read: ReadEnvelope, bytes: Uint8Array, parties: UploadParties): Promise<StoredRejection | null> {
     const refusal = checkSender(read, parties)
     return refusal !== null ? rejectionOfRefusal(refusal) : checkEnvelope(read, bytes)
   }
 
-  /** `GET …/boleta.electronica.envio/{rut}-{dv}-{trackid}` (PROTOCOL §7.3 item 4). */
+  /** `GET …/boleta.electronica.envio/{rut}-{dv}-{trackid}` (docs/sii-protocol.md §7.3 item 4). */
   private restEnvioStatus(req: Request, url: URL): Response {
     const now = this.clock()
     if (!checkToken(this.store, 'rest', tokenFromCookie(req.headers.get('cookie')), now).isValid) return unauthorized()
@@ -390,7 +390,7 @@ class Simulator {
     const m = /^\/recursos\/v1\/boleta\.electronica\/([0-9]+)-([0-9kK])-([0-9]+)-([0-9]+)\/estado$/.exec(url.pathname)
     const q = (name: string): string | null => url.searchParams.get(name)
     const missing = ['rut_receptor', 'dv_receptor', 'monto', 'fechaEmision'].filter((name) => (q(name) ?? '').trim() === '')
-    // [3P] the server demands all four query parameters although the spec marks them optional (PROTOCOL §7.3 item 5).
+    // [3P] the server demands all four query parameters although the spec marks them optional (docs/sii-protocol.md §7.3 item 5).
     if (m === null || missing.length > 0) return jsonResponse({ codigo: 'ERR', descripcion: `Parámetros faltantes o inválidos: ${missing.join(', ') || 'ruta'}` }, 400)
     const query = dteQuery({ company: `${m[1]}-${m[2]}`, receptor: `${q('rut_receptor')}-${q('dv_receptor')}`, tipo: m[3] ?? '', folio: m[4] ?? '', fecha: q('fechaEmision') ?? '', monto: q('monto') ?? '' })
     if (query === null) return jsonResponse({ codigo: 'ERR', descripcion: 'Parámetros inválidos' }, 400)
@@ -401,7 +401,7 @@ class Simulator {
 
 const REST = '/recursos/v1'
 
-/** Path → the one operation each DTEWS service offers (PROTOCOL §6.1). */
+/** Path → the one operation each DTEWS service offers (docs/sii-protocol.md §6.1). */
 const SOAP_SERVICES: Readonly<Record<string, string>> = {
   '/DTEWS/CrSeed.jws': 'getSeed',
   '/DTEWS/GetTokenFromSeed.jws': 'getToken',
@@ -415,13 +415,13 @@ const DOC_DESCRIPCION: Readonly<Record<string, string>> = {
   RLV: 'Dte Aceptado con Reparos Leves',
 }
 
-/** getToken's inner reply (PROTOCOL §6.3): TOKEN in RESP_BODY only when ESTADO is 00. */
+/** getToken's inner reply (docs/sii-protocol.md §6.3): TOKEN in RESP_BODY only when ESTADO is 00. */
 function tokenRespuesta(outcome: { readonly estado: string; readonly glosa: string; readonly token: string | null }): string {
   const hdr: Field[] = [['ESTADO', outcome.estado], ['GLOSA', outcome.glosa]]
   return outcome.token === null ? respuesta(hdr) : respuesta(hdr, [['TOKEN', outcome.token]])
 }
 
-/** PROTOCOL §6.5: 001 token missing (cookie/token inactive), 002 expired (inactive), 003 unknown (does not exist). */
+/** docs/sii-protocol.md §6.5: 001 token missing (cookie/token inactive), 002 expired (inactive), 003 unknown (does not exist). */
 function queryTokenHeader(check: TokenCheck): Field[] | null {
   if (check.isValid) return null
   const answers: Record<typeof check.reason, Field[]> = {
@@ -432,7 +432,7 @@ function queryTokenHeader(check: TokenCheck): Field[] | null {
   return answers[check.reason]
 }
 
-/** `-11` with ERR_CODE 1: "the envelope is not of this company / missing parameters" (PROTOCOL §6.5). */
+/** `-11` with ERR_CODE 1: "the envelope is not of this company / missing parameters" (docs/sii-protocol.md §6.5). */
 function paramError(numAtencion: string): Field[] {
   return [['ESTADO', '-11'], ['GLOSA', 'ERROR: ENVIO NO ES DE LA EMPRESA O PARAMETROS INCORRECTOS'], ['ERR_CODE', '1'], ['SQL_CODE', '0'], ['SRV_CODE', '0'], ['NUM_ATENCION', numAtencion]]
 }
@@ -456,7 +456,7 @@ type Form =
   | { readonly kind: 'cut'; readonly reason: string; readonly data: FormData | null }
 
 /**
- * The multipart form of DTEUpload and the REST envío (PROTOCOL §6.4): a body that does not parse is a cut file
+ * The multipart form of DTEUpload and the REST envío (docs/sii-protocol.md §6.4): a body that does not parse is a cut file
  * (STATUS 3). `archivo` may come gzip-compressed (LibreDTE sends `application/gzip`, §6.4): inflated here.
  */
 async function readForm(req: Request): Promise<Form> {
@@ -511,7 +511,7 @@ function soapError(message: string): Response {
   return new Response(soapFault(message), { status: 500, headers: { 'content-type': 'text/xml; charset=utf-8' } })
 }
 
-/** What the SII shows in maintenance windows: HTML with HTTP 200 (PROTOCOL §6.4 failure modes, §6.8). */
+/** What the SII shows in maintenance windows: HTML with HTTP 200 (docs/sii-protocol.md §6.4 failure modes, §6.8). */
 function maintenancePage(): Response {
   return new Response(
     '<!DOCTYPE html><html><head><title>SII - Servicio no disponible</title></head><body><h1>Servicio en mantención</h1>' +
@@ -524,13 +524,13 @@ const SANTIAGO = new Intl.DateTimeFormat('en-CA', {
   timeZone: 'America/Santiago', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
 })
 
-/** `YYYY-MM-DDTHH:MM:SS`, Santiago local time: the SII's clock (PROTOCOL §1.3). */
+/** `YYYY-MM-DDTHH:MM:SS`, Santiago local time: the SII's clock (docs/sii-protocol.md §1.3). */
 function santiago(d: Date): string {
   const p = Object.fromEntries(SANTIAGO.formatToParts(d).map((x) => [x.type, x.value]))
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`
 }
 
-/** `30/07/2020 07:57:42`, the boleta API's `fecha_recepcion` (PROTOCOL §7.3 item 4). */
+/** `30/07/2020 07:57:42`, the boleta API's `fecha_recepcion` (docs/sii-protocol.md §7.3 item 4). */
 function fechaRecepcion(d: Date): string {
   const [date, time] = santiago(d).split('T') as [string, string]
   const [y, m, day] = date.split('-')

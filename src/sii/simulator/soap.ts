@@ -1,5 +1,5 @@
 // The SII's wire formats, as the simulator writes and reads them: Axis 1 RPC-style SOAP 1.1 envelopes whose `…Return`
-// string holds an escaped `SII:RESPUESTA` document (PROTOCOL §6.2), the DTEUpload `RECEPCIONDTE` answer (§6.4) and
+// string holds an escaped `SII:RESPUESTA` document (docs/sii-protocol.md §6.2), the DTEUpload `RECEPCIONDTE` answer (§6.4) and
 // the minimal WSDLs a `?WSDL` GET returns. Nothing here knows about state: server.ts decides what to say.
 import { childElements, parseXml, textOf } from '../../xml/latin1'
 
@@ -7,7 +7,7 @@ const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/'
 const SOAP_ENCODING = 'http://schemas.xmlsoap.org/soap/encoding/'
 const SII_XML_SCHEMA = 'http://www.sii.cl/XMLSchema'
 
-/** Operation element namespace used when a request names none (clients generated from today's WSDLs, PROTOCOL §6.2). */
+/** Operation element namespace used when a request names none (clients generated from today's WSDLs, docs/sii-protocol.md §6.2). */
 export const DEFAULT_OPERATION_NS = 'http://DefaultNamespace'
 
 export interface SoapCall {
@@ -21,7 +21,7 @@ export interface SoapCall {
 
 /**
  * Reads an RPC-style request. The server dispatches on the operation's local name whatever its namespace (the 2007
- * manual's service URL, `http://DefaultNamespace`, LibreDTE's maullin URL all work, PROTOCOL §6.2); parameters are
+ * manual's service URL, `http://DefaultNamespace`, LibreDTE's maullin URL all work, docs/sii-protocol.md §6.2); parameters are
  * read by local name, their `xsi:type` ignored. Throws SyntaxError when this is not a SOAP envelope with a Body.
  */
 export function parseSoapRequest(text: string): SoapCall {
@@ -37,7 +37,7 @@ export function parseSoapRequest(text: string): SoapCall {
 
 /**
  * The Axis response: `<ns1:{op}Response>` holding `<{op}Return xsi:type="xsd:string">` whose text is the inner
- * document, escaped (PROTOCOL §6.2 shows `&lt;?xml version="1.0" encoding="UTF-8"?&gt;` with raw quotes).
+ * document, escaped (docs/sii-protocol.md §6.2 shows `&lt;?xml version="1.0" encoding="UTF-8"?&gt;` with raw quotes).
  */
 export function soapResponse(call: Pick<SoapCall, 'operation' | 'namespace'>, inner: string): string {
   return (
@@ -61,11 +61,11 @@ export function soapFault(faultString: string): string {
   )
 }
 
-/** One child of RESP_HDR or RESP_BODY: unprefixed, as the SII writes them (PROTOCOL §6.2). Repeats allowed (§6.5). */
+/** One child of RESP_HDR or RESP_BODY: unprefixed, as the SII writes them (docs/sii-protocol.md §6.2). Repeats allowed (§6.5). */
 export type Field = readonly [name: string, value: string | number]
 
 /**
- * The inner `SII:RESPUESTA` document (PROTOCOL §6.2): UTF-8 declaration, RESP_BODY (when given) before RESP_HDR as
+ * The inner `SII:RESPUESTA` document (docs/sii-protocol.md §6.2): UTF-8 declaration, RESP_BODY (when given) before RESP_HDR as
  * in §6.5's example (clients must select by name, the order varies at the SII).
  */
 export function respuesta(hdr: readonly Field[], body: readonly Field[] | null = null): string {
@@ -88,7 +88,7 @@ export interface Recepcion {
   readonly errors?: readonly string[]
 }
 
-/** DTEUpload's plain-XML answer (PROTOCOL §6.4): no namespace, `DETAIL/ERROR` lines on schema-type refusals. */
+/** DTEUpload's plain-XML answer (docs/sii-protocol.md §6.4): no namespace, `DETAIL/ERROR` lines on schema-type refusals. */
 export function recepcionDte(r: Recepcion): string {
   const errors = r.errors ?? []
   const detail = errors.length === 0 ? '' : ` <DETAIL>\n${errors.map((e) => `  <ERROR>${escapeText(e)}</ERROR>\n`).join('')} </DETAIL>\n`
@@ -104,7 +104,7 @@ export function recepcionDte(r: Recepcion): string {
   )
 }
 
-/** Parameters of each DTEWS operation, in `parameterOrder` (PROTOCOL §6.3, §6.5, §6.6). */
+/** Parameters of each DTEWS operation, in `parameterOrder` (docs/sii-protocol.md §6.3, §6.5, §6.6). */
 export const OPERATIONS: Readonly<Record<string, { readonly service: string; readonly params: readonly string[] }>> = {
   getSeed: { service: 'CrSeed', params: [] },
   getToken: { service: 'GetTokenFromSeed', params: ['pszXml'] },
@@ -115,7 +115,7 @@ export const OPERATIONS: Readonly<Record<string, { readonly service: string; rea
   },
 }
 
-/** A minimal RPC/encoded WSDL 1.1 for one service, pointing at `endpoint` (PROTOCOL §6.1: append `?WSDL`). */
+/** A minimal RPC/encoded WSDL 1.1 for one service, pointing at `endpoint` (docs/sii-protocol.md §6.1: append `?WSDL`). */
 export function wsdl(operation: string, endpoint: string): string {
   const op = OPERATIONS[operation]
   if (op === undefined) throw new Error(`wsdl: unknown operation ${operation}`)
@@ -141,7 +141,7 @@ export function wsdl(operation: string, endpoint: string): string {
   )
 }
 
-/** Element text: `&`, `<`, `>` only, the way Axis escapes the `…Return` string (quotes stay raw, PROTOCOL §6.2). */
+/** Element text: `&`, `<`, `>` only, the way Axis escapes the `…Return` string (quotes stay raw, docs/sii-protocol.md §6.2). */
 function escapeText(text: string): string {
   return text.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'))
 }

@@ -1,15 +1,15 @@
 // What an uploaded envelope reports as time passes: a pure function of its upload time and "now" (the injected
-// clock), so tests move time instead of sleeping (STYLE §5). PROTOCOL §6.5: REC → SOK → CRT → FOK → PRD → EPR, or a
+// clock), so tests move time instead of sleeping (STYLE §5). docs/sii-protocol.md §6.5: REC → SOK → CRT → FOK → PRD → EPR, or a
 // rejection at the stage that failed (RSC where SOK would be, RCT at CRT, RFR at FOK).
 import type { EnvioRow } from './store'
 
 const LADDER = ['REC', 'SOK', 'CRT', 'FOK', 'PRD'] as const
 const FINAL_STEP = LADDER.length
 
-/** The step at which each rejection shows: the stage that would have said it passed (PROTOCOL §6.5 order). */
+/** The step at which each rejection shows: the stage that would have said it passed (docs/sii-protocol.md §6.5 order). */
 const REJECTION_STEP: Readonly<Record<string, number>> = { RSC: 1, RCT: 2, RFR: 3 }
 
-/** Glosas of the envelope states, as the SII words them in getEstUp's GLOSA (PROTOCOL §6.5). */
+/** Glosas of the envelope states, as the SII words them in getEstUp's GLOSA (docs/sii-protocol.md §6.5). */
 export const ESTADO_GLOSA: Readonly<Record<string, string>> = {
   REC: 'Envio Recibido Conforme',
   SOK: 'Schema Validado',

@@ -22,14 +22,14 @@ export interface TokenRow {
   readonly created_at: number
 }
 
-/** An envelope-level refusal decided at upload, shown once processing reaches its stage (PROTOCOL §6.5). */
+/** An envelope-level refusal decided at upload, shown once processing reaches its stage (docs/sii-protocol.md §6.5). */
 export interface StoredRejection {
   readonly estado: 'RSC' | 'RCT' | 'RFR'
   readonly glosa: string
   readonly errors: readonly SiiError[]
 }
 
-/** One error line, the shape of the boleta API's `detalle_rep_rech[].error[]` (PROTOCOL §7.3). */
+/** One error line, the shape of the boleta API's `detalle_rep_rech[].error[]` (docs/sii-protocol.md §7.3). */
 export interface SiiError {
   readonly seccion: string
   readonly linea: number
@@ -88,7 +88,7 @@ CREATE TABLE IF NOT EXISTS documento (
 CREATE INDEX IF NOT EXISTS documento_folio ON documento (rut_emisor, tipo, folio);
 `
 
-/** First values of the counters: SOAP track ids are 10 digits with a leading zero, boleta ones 15 (PROTOCOL §6.4, §7.1). */
+/** First values of the counters: SOAP track ids are 10 digits with a leading zero, boleta ones 15 (docs/sii-protocol.md §6.4, §7.1). */
 const COUNTER_START: Readonly<Record<string, number>> = {
   seed: 0,
   soap_track_id: 100_000_000,
@@ -102,7 +102,7 @@ export class SimulatorStore {
   constructor(dataDir: string | null) {
     if (dataDir !== null) mkdirSync(dataDir, { recursive: true })
     this.db = new Database(dataDir === null ? ':memory:' : join(dataDir, 'sii-simulator.db'), { create: true, strict: true })
-    // busy_timeout before WAL (STACK-NOTES): a CLI simulator and a test may open the same file.
+    // busy_timeout before WAL (docs/stack-notes.md): a CLI simulator and a test may open the same file.
     this.db.exec('PRAGMA busy_timeout = 5000')
     if (dataDir !== null) this.db.exec('PRAGMA journal_mode = WAL')
     this.db.exec(SCHEMA)
@@ -112,7 +112,7 @@ export class SimulatorStore {
     this.db.close()
   }
 
-  /** The next value of a named counter, atomic (one UPDATE … RETURNING, STACK-NOTES). */
+  /** The next value of a named counter, atomic (one UPDATE … RETURNING, docs/stack-notes.md). */
   next(name: keyof typeof COUNTER_START): number {
     this.db.query('INSERT OR IGNORE INTO counter (name, value) VALUES (?, ?)').run(name, COUNTER_START[name] ?? 0)
     const row = this.db.query<{ value: number }, [string]>('UPDATE counter SET value = value + 1 WHERE name = ? RETURNING value').get(name)
@@ -128,7 +128,7 @@ export class SimulatorStore {
     return this.db.query<SeedRow, [string]>('SELECT seed, channel, created_at, used_at FROM seed WHERE seed = ?').get(seed)
   }
 
-  /** Marks the seed used; false when another request used it first (each seed gives one token, PROTOCOL §6.3). */
+  /** Marks the seed used; false when another request used it first (each seed gives one token, docs/sii-protocol.md §6.3). */
   useSeed(seed: string, now: number): boolean {
     return this.db.query('UPDATE seed SET used_at = ? WHERE seed = ? AND used_at IS NULL').run(now, seed).changes === 1
   }

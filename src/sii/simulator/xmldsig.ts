@@ -1,7 +1,7 @@
 // Signature checks the simulator makes beyond `xml/signature.ts`: the envelope's own Signature verified in place in
 // one pass (verifyXmlSignatures would re-parse the whole envelope once per DTE signature, quadratic in the DTE count),
 // and the pieces of a Signature the SII looks at (RSAKeyValue, X509Certificate). The key is always the RSAKeyValue,
-// as xmlsec1 and the SII do (PROTOCOL §4.1; the SII's own example carries a certificate that is not its signer's).
+// as xmlsec1 and the SII do (docs/sii-protocol.md §4.1; the SII's own example carries a certificate that is not its signer's).
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
 import { childElements, textOf } from '../../xml/latin1'
@@ -40,7 +40,7 @@ export interface EnvelopeSignatureCheck {
 }
 
 /**
- * The EnvioDTE/EnvioBOLETA signature (PROTOCOL §4.2, §4.3 item 3): a Signature child of the root whose only Reference
+ * The EnvioDTE/EnvioBOLETA signature (docs/sii-protocol.md §4.2, §4.3 item 3): a Signature child of the root whose only Reference
  * is `#` + SetDTE/@ID, SHA-1 over SetDTE's inclusive C14N in the envelope's context (it inherits `xmlns` and
  * `xmlns:xsi`), RSA-SHA1 over SignedInfo canonicalized in place, verified with the Signature's own RSAKeyValue.
  */
@@ -87,7 +87,7 @@ function profileProblem(signedInfo: Element, uri: string): string | null {
   if (algorithm('DigestMethod', reference) !== SHA1) return 'DigestMethod no es sha1'
   const transforms = childNamed(reference, 'Transforms')
   for (const t of transforms === undefined ? [] : childElements(transforms)) {
-    // SetDTE does not contain the Signature, so an enveloped-signature transform changes nothing (PROTOCOL §4.1).
+    // SetDTE does not contain the Signature, so an enveloped-signature transform changes nothing (docs/sii-protocol.md §4.1).
     if (![C14N, ENVELOPED].includes(t.getAttribute('Algorithm') ?? '')) return `Transform no admitido: ${t.getAttribute('Algorithm') ?? ''}`
   }
   if (childNamed(reference, 'DigestValue') === undefined) return 'Reference sin DigestValue'

@@ -76,7 +76,7 @@ describe.each([
   })
 })
 
-describe('the signer RUT (PROTOCOL §10)', () => {
+describe('the signer RUT (docs/sii-protocol.md §10)', () => {
   test.each([
     ['otherName with dots and zeros', { rut: '07.880.442-4' }, '7880442-4'],
     ['otherName with a lowercase k', { rut: '96874030-k' }, '96874030-K'],

@@ -75,7 +75,7 @@ const cases: Case[] = [
   ['descuentos_globales.0.glosa_dr', 'INVALID_VALUE', factura, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '%', valor_dr: 5, glosa_dr: '5 % → cliente' }] }],
   ['comisiones.0.glosa', 'INVALID_VALUE', liquidacion, (b) => { b.comisiones![0]!.glosa = 'Comisión ≈ 8 %' }],
   ['export_data.marcas', 'INVALID_VALUE', exportacion, (b) => { b.export_data!.marcas = 'ANDES • MIA' }],
-  // indicators per type (PROTOCOL §2.2)
+  // indicators per type (docs/sii-protocol.md §2.2)
   ['ind_traslado', 'REQUIRED', guia, (b) => { delete b.ind_traslado }],
   ['ind_traslado', 'NOT_ALLOWED', factura, (b) => { b.ind_traslado = 1 }],
   ['tipo_despacho', 'NOT_ALLOWED', notaCredito, (b) => { b.tipo_despacho = 1 }],
@@ -110,7 +110,7 @@ const cases: Case[] = [
   ['detalle.0.cod_imp_adic', 'NOT_ALLOWED', factura, (b) => { b.detalle[0]!.cod_imp_adic = 15 }],
   ['detalle', 'INCONSISTENT', factura, (b) => { b.detalle[0]!.ind_exe = 1 }],
   ['detalle', 'INCONSISTENT', boleta, (b) => { b.detalle[0]!.ind_exe = 1 }],
-  // references (spec 2.5, PROTOCOL §2.2, DESIGN §12 SET)
+  // references (spec 2.5, docs/sii-protocol.md §2.2, DESIGN §12 SET)
   ['referencias', 'REQUIRED', notaCredito, (b) => { delete b.referencias }],
   ['referencias', 'REQUIRED', () => ({ ...notaCredito(), tipo_dte: 56 }), (b) => { b.referencias = [] }],
   ['referencias', 'REQUIRED', () => notaExportacion(111), (b) => { delete b.referencias }],
@@ -128,7 +128,7 @@ const cases: Case[] = [
   ['comisiones', 'NOT_ALLOWED', factura, (b) => { b.comisiones = [{ tipo_movim: 'C', glosa: 'x', val_com_neto: 1, val_com_exe: 0 }] }],
   ['comisiones.0.tasa_comision', 'INVALID_FORMAT', liquidacion, (b) => { b.comisiones![0]!.tasa_comision = 8.125 }],
   ['comisiones.0.val_com_neto', 'OUT_OF_RANGE', compra, (b) => { b.comisiones = [{ tipo_movim: 'O', glosa: 'x', val_com_neto: -1, val_com_exe: 0 }] }],
-  // additional taxes and retentions (PROTOCOL §2.4, §2.5)
+  // additional taxes and retentions (docs/sii-protocol.md §2.4, §2.5)
   ['impuestos_retenciones', 'NOT_ALLOWED', exportacion, (b) => { b.impuestos_retenciones = [{ tipo_imp: 27 }] }],
   ['impuestos_retenciones', 'NOT_ALLOWED', exenta, (b) => { b.impuestos_retenciones = [{ tipo_imp: 27 }] }],
   ['impuestos_retenciones.0.tipo_imp', 'INVALID_VALUE', factura, (b) => { b.impuestos_retenciones = [{ tipo_imp: 40, monto_imp: 10 }] }],
@@ -140,7 +140,7 @@ const cases: Case[] = [
   ['impuestos_retenciones.0.monto_imp', 'OUT_OF_RANGE', factura, (b) => { b.impuestos_retenciones = [{ tipo_imp: 28, monto_imp: -5 }] }],
   ['impuestos_retenciones', 'REQUIRED', factura, (b) => { b.detalle[0]!.cod_imp_adic = 35 }],
   ['impuestos_retenciones', 'INCONSISTENT', compra, (b) => { b.impuestos_retenciones = [{ tipo_imp: 15, monto_imp: 999999 }] }],
-  // global discounts and surcharges (spec 2.10, PROTOCOL §2.4)
+  // global discounts and surcharges (spec 2.10, docs/sii-protocol.md §2.4)
   ['descuentos_globales', 'NOT_ALLOWED', liquidacion, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '%', valor_dr: 5 }] }],
   ['descuentos_globales', 'NOT_ALLOWED', correccionTexto, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '%', valor_dr: 5 }] }],
   ['descuentos_globales.0.valor_dr', 'INVALID_FORMAT', factura, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '%', valor_dr: 5.125 }] }],

@@ -1,9 +1,9 @@
-// PROTOCOL §8: módulo-11 check digit, any spelling in, canonical `12345678-K` out.
+// docs/sii-protocol.md §8: módulo-11 check digit, any spelling in, canonical `12345678-K` out.
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { computeDv, formatRut, formatRutWithDots, normalizeRut, parseRut } from '../../../src/domain/rut'
 
-// The vectors PROTOCOL §8 lists (SII, the official example's parties, special RUTs, library test data).
+// The vectors docs/sii-protocol.md §8 lists (SII, the official example's parties, special RUTs, library test data).
 const VECTORS = ['60803000-K', '97975000-5', '7880442-4', '77777777-7', '66666666-6', '55555555-5', '11111111-1', '12345678-5', '60910000-1', '76555835-2', '76177907-9', '76369187-K', '77879240-0', '96874030-K', '1-9']
 
 describe('check digit', () => {

@@ -31,7 +31,7 @@ describe('TIPOS', () => {
     expect(tiposWhere((t) => TIPOS[t].container === 'Exportaciones')).toEqual(enumeration(types, '<xs:simpleType name="EXPType">').map(Number) as TipoDte[])
   })
 
-  test('boletas go to EnvioBOLETA (its DTEType), everything else to EnvioDTE (PROTOCOL §1.1)', () => {
+  test('boletas go to EnvioBOLETA (its DTEType), everything else to EnvioDTE (docs/sii-protocol.md §1.1)', () => {
     const boleta = enumeration(xsd('EnvioBOLETA_v11.xsd'), '<xs:simpleType name="DTEType">').map(Number)
     expect(tiposWhere((t) => TIPOS[t].envelope === 'EnvioBOLETA')).toEqual(boleta as TipoDte[])
   })
@@ -50,12 +50,12 @@ describe('TIPOS', () => {
     ['notes require references (spec 2.3)', (t) => TIPOS[t].requiresReferencias, [56, 61, 111, 112]],
     ['exempt by nature', (t) => TIPOS[t].isExemptOnly, [34, 41, 110, 111, 112]],
     ['carry IVA', (t) => TIPOS[t].carriesIva, [33, 39, 43, 46, 52, 56, 61]],
-    ['gross prices (PROTOCOL §7.2)', (t) => TIPOS[t].hasGrossPrices, [39]],
+    ['gross prices (docs/sii-protocol.md §7.2)', (t) => TIPOS[t].hasGrossPrices, [39]],
     ['montos_brutos allowed (DESIGN §12)', (t) => TIPOS[t].allowsMontosBrutos, [33, 56, 61]],
     ['commissions required', (t) => TIPOS[t].comisiones === 'required', [43]],
     ['commissions allowed', (t) => TIPOS[t].comisiones === 'allowed', [46, 56, 61]],
     ['ind_traslado required', (t) => TIPOS[t].requiresIndTraslado, [52]],
-    ['tipo_despacho allowed (PROTOCOL §2.2)', (t) => TIPOS[t].allowsTipoDespacho, [33, 34, 46, 52, 110]],
+    ['tipo_despacho allowed (docs/sii-protocol.md §2.2)', (t) => TIPOS[t].allowsTipoDespacho, [33, 34, 46, 52, 110]],
     ['folios expire after 180 days (DESIGN §8)', (t) => TIPOS[t].foliosExpire, [33, 43, 46, 56, 61]],
     ['no cedible copy (DESIGN §12)', (t) => !TIPOS[t].isCedible, [39, 41, 56, 61, 110, 111, 112]],
     ['no DscRcgGlobal in the schema', (t) => !TIPOS[t].allowsDescuentosGlobales, [43]],
@@ -76,7 +76,7 @@ describe('codes', () => {
     for (const code of Object.keys(IMPUESTOS).map(Number)) expect(xsdCodes).toContain(code)
   })
 
-  test('rates of PROTOCOL §2.5: 15 total retention 19 %, 27 soft drinks 10 %, 24 liquors 31.5 %, 34 wheat 4 %', () => {
+  test('rates of docs/sii-protocol.md §2.5: 15 total retention 19 %, 27 soft drinks 10 %, 24 liquors 31.5 %, 34 wheat 4 %', () => {
     expect([IMPUESTOS[15], IMPUESTOS[27], IMPUESTOS[24], IMPUESTOS[34]].map((r) => [r!.clase, r!.tasa])).toEqual([
       ['R', 19],
       ['A', 10],

@@ -31,7 +31,7 @@ const receptor = { rut: '76555835-2', razon_social: 'Comercializadora Ñuñoa Lt
 const doc = (tipo_dte: EmitirDte['tipo_dte'], detalle: Linea[], extra: Partial<EmitirDte> = {}): EmitirDte => ({ tipo_dte, receptor, detalle, ...extra })
 const linea = (precio: number, cantidad = 1, extra: Partial<Linea> = {}): Linea => ({ nombre: 'Ítem', cantidad, precio, ...extra })
 
-describe('roundDiv: half away from zero (PROTOCOL §2.4, DESIGN §12)', () => {
+describe('roundDiv: half away from zero (docs/sii-protocol.md §2.4, DESIGN §12)', () => {
   test.each([
     [5n, 2n, 3n],
     [-5n, 2n, -3n],
@@ -68,7 +68,7 @@ describe('exact decimals', () => {
   })
 })
 
-describe('PROTOCOL vectors', () => {
+describe('SII protocol vectors (docs/sii-protocol.md)', () => {
   test('§2.3 line discount (LibreDTE 033_006): 1 × 104090 with 10 % → DescuentoMonto 10409, MontoItem 93681', () => {
     const [l] = computeLineas(doc(33, [linea(104090, 1, { descuento_pct: 10 })]))
     expect(l).toMatchObject({ descuento_monto: 10409, monto_item: 93681 })

@@ -1,5 +1,5 @@
 // Real readers for the PDFs under test: poppler-utils (pdftotext, pdftoppm, pdfinfo) and @zxing/library + pngjs for
-// the PDF417 (zbarimg cannot read PDF417: STACK-NOTES). Shared by test/unit/pdf and test/http/dte-pdf.test.ts.
+// the PDF417 (zbarimg cannot read PDF417: docs/stack-notes.md). Shared by test/unit/pdf and test/http/dte-pdf.test.ts.
 import { BarcodeFormat, BinaryBitmap, DecodeHintType, HybridBinarizer, PDF417Reader, RGBLuminanceSource } from '@zxing/library'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -73,7 +73,7 @@ export function rasterize(pdf: Uint8Array, page: number, dpi = 300): Uint8Array 
 
 /**
  * zxing turns the symbol's bytes into text with TextDecoder('iso-8859-1'), which WHATWG defines as windows-1252:
- * bytes 0x80–0x9F come back as €, ", … (STACK-NOTES). This table undoes that, so each character is one byte again.
+ * bytes 0x80–0x9F come back as €, ", … (docs/stack-notes.md). This table undoes that, so each character is one byte again.
  */
 const WINDOWS_1252_BYTE = new Map<number, number>(
   Array.from({ length: 32 }, (_, i) => [new TextDecoder('windows-1252').decode(Uint8Array.of(0x80 + i)).charCodeAt(0), 0x80 + i] as [number, number]),

@@ -33,7 +33,7 @@ function officialCaf() {
   return readCafElement(caf)
 }
 
-describe('the SII official example (PROTOCOL §3.4 vector)', () => {
+describe('the SII official example (docs/sii-protocol.md §3.4 vector)', () => {
   test('its CAF/DA verifies with the SII key IDK 100, through readCafElement + verifyCafSignature', () => {
     const caf = officialCaf()
     expect(caf).toMatchObject({ rutEmisor: '97975000-5', razonSocial: 'RUT DE PRUEBA', tipoDte: 33, folioDesde: 1, folioHasta: 200, fechaAutorizacion: '2003-09-04', idk: 100 })

@@ -260,7 +260,7 @@ describe('buildDteXml', () => {
     expect(xml).toContain('<Totales><MntNeto>4499</MntNeto><TasaIVA>19</TasaIVA><IVA>855</IVA><MntTotal>5354</MntTotal></Totales>')
   })
 
-  test('montos_brutos writes MntBruto 1 (PROTOCOL §2.3)', () => {
+  test('montos_brutos writes MntBruto 1 (docs/sii-protocol.md §2.3)', () => {
     const { xml } = build(factura({ montos_brutos: true, detalle: [{ nombre: 'a', cantidad: 1, precio: 680 }] }))
     expect(xml).toContain('<FchEmis>2025-06-10</FchEmis><MntBruto>1</MntBruto></IdDoc>')
     expect(xml).toContain('<MntNeto>571</MntNeto><TasaIVA>19</TasaIVA><IVA>109</IVA><MntTotal>680</MntTotal>')
@@ -354,7 +354,7 @@ describe('buildDteXml', () => {
 // ------------------------------------------------------------------------------------------------ TED data
 
 describe('tedDataFor', () => {
-  test('RE, TD, F, FE, RR, RSR, MNT, IT1 are what the document says (PROTOCOL §3.1)', () => {
+  test('RE, TD, F, FE, RR, RSR, MNT, IT1 are what the document says (docs/sii-protocol.md §3.1)', () => {
     for (const f of loadFixtures()) {
       const { xml, input } = build(f.request, 42)
       const t = tedDataFor(input)
@@ -454,7 +454,7 @@ describe('property: random valid documents validate against the XSD', () => {
 
 // ------------------------------------------------------------------------------------------------ end to end
 
-/** xmlsec1, the referee of PROTOCOL §4.3: verifies a standalone DTE's signature by its document element's ID. */
+/** xmlsec1, the referee of docs/sii-protocol.md §4.3: verifies a standalone DTE's signature by its document element's ID. */
 function xmlsec1Verifies(file: string, container: string, certificatePem: string): boolean {
   const pem = `${file}.cert.pem`
   writeFileSync(pem, certificatePem)
@@ -464,7 +464,7 @@ function xmlsec1Verifies(file: string, container: string, certificatePem: string
 
 // The whole chain of issue 4 on one document of each type: tedDataFor → buildTed (real CAF key) → buildDteXml →
 // signDte (real certificate). The signed DTE is schema-valid with its real Signature, its TED and its signature verify
-// (ours and xmlsec1), and one changed byte breaks each (PROTOCOL §11).
+// (ours and xmlsec1), and one changed byte breaks each (docs/sii-protocol.md §11).
 describe('stamped and signed: one document of each of the 12 types', () => {
   const FOLIO = 17
   const firstOfEach = [...new Map(loadFixtures().map((f) => [f.request.tipo_dte, f] as const)).values()]

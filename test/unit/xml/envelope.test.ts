@@ -72,7 +72,7 @@ function factura33(folio: number): string {
   })
 }
 
-/** Nota de crédito 61 cancelling factura 33 folio `refFolio` (Referencia with CodRef 1, PROTOCOL §2.2). */
+/** Nota de crédito 61 cancelling factura 33 folio `refFolio` (Referencia with CodRef 1, docs/sii-protocol.md §2.2). */
 function notaCredito61(folio: number, refFolio: number): string {
   const referencia = `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>${refFolio}</FolioRef><FchRef>2026-01-10</FchRef><CodRef>1</CodRef><RazonRef>Anula factura</RazonRef></Referencia>`
   return signed({
@@ -84,7 +84,7 @@ function notaCredito61(folio: number, refFolio: number): string {
 const EMISOR_BOLETA = `<Emisor><RUTEmisor>${EMISOR}</RUTEmisor><RznSocEmisor>Comercializadora Ñandú Limitada</RznSocEmisor><GiroEmisor>Venta de café</GiroEmisor><DirOrigen>Av. Irarrázaval 1234</DirOrigen><CmnaOrigen>Ñuñoa</CmnaOrigen></Emisor>`
 const RECEPTOR_BOLETA = '<Receptor><RUTRecep>66666666-6</RUTRecep></Receptor>'
 
-/** Boleta 39 in EnvioBOLETA_v11.xsd BOLETADefType: IndServicio mandatory, Emisor tags differ, gross amounts (PROTOCOL §7.2). */
+/** Boleta 39 in EnvioBOLETA_v11.xsd BOLETADefType: IndServicio mandatory, Emisor tags differ, gross amounts (docs/sii-protocol.md §7.2). */
 function boleta39(folio: number): string {
   return signed({
     tipo: 39, folio, rutRecep: '66666666-6', razonSocialRecep: 'Consumidor final', montoTotal: 1190, item1: ITEM,
@@ -94,7 +94,7 @@ function boleta39(folio: number): string {
   })
 }
 
-/** Boleta exenta 41: MntExe = MntTotal, no IVA (PROTOCOL §7.2). */
+/** Boleta exenta 41: MntExe = MntTotal, no IVA (docs/sii-protocol.md §7.2). */
 function boleta41(folio: number): string {
   return signed({
     tipo: 41, folio, rutRecep: '66666666-6', razonSocialRecep: 'Consumidor final', montoTotal: 500, item1: 'Libro usado',
@@ -165,7 +165,7 @@ describe('buildEnvioDte', () => {
     )
   })
 
-  test('root, SetDTE ID and the envelope Signature follow PROTOCOL §5 and §4.2 (Reference to #SetDoc, last child)', () => {
+  test('root, SetDTE ID and the envelope Signature follow docs/sii-protocol.md §5 and §4.2 (Reference to #SetDoc, last child)', () => {
     expect(envelope).toStartWith(
       '<?xml version="1.0" encoding="ISO-8859-1"?>\n<EnvioDTE xmlns="http://www.sii.cl/SiiDte" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ' +
         'xsi:schemaLocation="http://www.sii.cl/SiiDte EnvioDTE_v10.xsd" version="1.0">\n<SetDTE ID="SetDoc">\n<Caratula version="1.0">',
@@ -192,7 +192,7 @@ describe('buildEnvioDte', () => {
     expect(countOf(envelope, '<?xml')).toBe(1)
   })
 
-  test('a DTE cut back out of the envelope verifies standalone too (PROTOCOL §4.3 item 6: both forms)', () => {
+  test('a DTE cut back out of the envelope verifies standalone too (docs/sii-protocol.md §4.3 item 6: both forms)', () => {
     const second = withoutDeclaration(dtes[1] ?? '')
     const start = envelope.indexOf('<DTE ', envelope.indexOf('</DTE>'))
     const cut = envelope.slice(start, envelope.indexOf('</DTE>', start) + '</DTE>'.length)
@@ -290,7 +290,7 @@ describe('buildEnvioBoleta', () => {
   }, 30_000)
 })
 
-describe('the SII official example (PROTOCOL §4.3 vectors, examples/README)', () => {
+describe('the SII official example (docs/sii-protocol.md §4.3 vectors, examples/README)', () => {
   test('setDteDigest reproduces its SetDTE DigestValue 4OTWXyRl… (inclusive C14N in the envelope context)', () => {
     expect(OFFICIAL_EXAMPLE).toContain('<DigestValue>4OTWXyRl5fw3htjTyZXQtYEsC3E=</DigestValue>')
     expect(setDteDigest(OFFICIAL_EXAMPLE)).toBe('4OTWXyRl5fw3htjTyZXQtYEsC3E=')
@@ -302,7 +302,7 @@ describe('what the builders refuse', () => {
   const f33 = factura33(21)
   const b39 = boleta39(21)
 
-  test('a boleta in an EnvioDTE, and anything but a boleta in an EnvioBOLETA (PROTOCOL §1.1)', () => {
+  test('a boleta in an EnvioDTE, and anything but a boleta in an EnvioBOLETA (docs/sii-protocol.md §1.1)', () => {
     expect(() => buildEnvioDte(input([f33, b39]))).toThrow('buildEnvioDte: dtes[1] is a DTE 39, which belongs in EnvioBOLETA, not EnvioDTE')
     expect(() => buildEnvioBoleta(input([b39, f33]))).toThrow('buildEnvioBoleta: dtes[1] is a DTE 33, which belongs in EnvioDTE, not EnvioBOLETA')
     expect(() => buildEnvioBoleta(input([notaCredito61(22, 21)]))).toThrow(/DTE 61, which belongs in EnvioDTE/)

@@ -12,7 +12,7 @@ describe('toLatin1Bytes / fromLatin1Bytes', () => {
   })
 
   test.each([
-    ['€', 'U+20AC'],  // Buffer.from(s, 'latin1') would silently write 0xAC (STACK-NOTES)
+    ['€', 'U+20AC'],  // Buffer.from(s, 'latin1') would silently write 0xAC (docs/stack-notes.md)
     ['Ａ', 'U+FF21'],
     ['—', 'U+2014'],
     ['😀', 'U+D83D'],
@@ -31,7 +31,7 @@ describe('toLatin1Bytes / fromLatin1Bytes', () => {
 })
 
 describe('escapeXmlText', () => {
-  test('exactly the five named entities (PROTOCOL §1.2, §3.2)', () => {
+  test('exactly the five named entities (docs/sii-protocol.md §1.2, §3.2)', () => {
     expect(escapeXmlText(`A&B <C> "D" 'E' Ñ`)).toBe('A&amp;B &lt;C&gt; &quot;D&quot; &apos;E&apos; Ñ')
   })
 
@@ -46,7 +46,7 @@ describe('escapeXmlText', () => {
   })
 })
 
-describe('flattenElement (PROTOCOL §3.2 steps 2–3)', () => {
+describe('flattenElement (docs/sii-protocol.md §3.2 steps 2–3)', () => {
   test('drops namespace declarations and whitespace between tags, keeps whitespace inside values', () => {
     const doc = parseXml('<DTE xmlns="http://www.sii.cl/SiiDte" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\r\n\t<DD>\n\t\t<RSR>EMPRESA  LTDA</RSR>\n\t\t<X a="1&amp;2"/>\n\t</DD>\n</DTE>')
     const dd = doc.documentElement.getElementsByTagName('DD').item(0)

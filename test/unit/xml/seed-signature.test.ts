@@ -19,12 +19,12 @@ let seq = 0
 function xmlsec1(xml: string): { ok: boolean; out: string } {
   const file = join(DIR, `seed-${++seq}.xml`)
   writeFileSync(file, xml)
-  // URI="" references the whole document: no --id-attr needed; the key comes from KeyValue (PROTOCOL §4.1).
+  // URI="" references the whole document: no --id-attr needed; the key comes from KeyValue (docs/sii-protocol.md §4.1).
   const run = spawnSync('xmlsec1', ['--verify', file], { encoding: 'utf8' })
   return { ok: run.status === 0, out: `${run.stdout}${run.stderr}` }
 }
 
-describe('signSeed: the getToken document of PROTOCOL §6.3', () => {
+describe('signSeed: the getToken document of docs/sii-protocol.md §6.3', () => {
   const signed = signSeed('000000000078', identity.signer)
 
   test('xmlsec1 verifies it with the key in its KeyInfo', () => {
@@ -59,7 +59,7 @@ describe('signSeed: the getToken document of PROTOCOL §6.3', () => {
     expect(signed).toContain(`<DigestValue>${expected}</DigestValue>`)
   })
 
-  test('no CR anywhere (PROTOCOL §4.1)', () => {
+  test('no CR anywhere (docs/sii-protocol.md §4.1)', () => {
     expect(signed.includes('\r')).toBe(false)
   })
 

@@ -83,7 +83,7 @@ describe('signDte', () => {
     expect(schema.ok).toBe(true)
   })
 
-  test('xmlsec1 verifies the same DTE inside an EnvioDTE, byte for byte (PROTOCOL §4.3)', () => {
+  test('xmlsec1 verifies the same DTE inside an EnvioDTE, byte for byte (docs/sii-protocol.md §4.3)', () => {
     const check = xmlsec1(writeLatin1(envioDte(signed)), FIRST_SIGNATURE)
     expect(check.output).toContain('OK')
     expect(check.ok).toBe(true)
@@ -180,7 +180,7 @@ describe('signDte', () => {
   })
 })
 
-describe('the SII official example, through verifyXmlSignatures (PROTOCOL §4.3 vectors)', () => {
+describe('the SII official example, through verifyXmlSignatures (docs/sii-protocol.md §4.3 vectors)', () => {
   // Its X509Certificate is not the key that signed it (examples/README): check with its RSAKeyValue, as xmlsec1 does.
   const loose = { requireCertificateMatch: false }
 

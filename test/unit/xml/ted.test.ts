@@ -30,7 +30,7 @@ function tedData(change: Partial<TedData> = {}): TedData {
   }
 }
 
-describe('the SII official example (PROTOCOL §3.2 vector)', () => {
+describe('the SII official example (docs/sii-protocol.md §3.2 vector)', () => {
   test('its DD flattens to the 592 bytes whose SHA-1 is 35f9c699…', () => {
     const { ddXml } = readTed(OFFICIAL_EXAMPLE)
     const bytes = toLatin1Bytes(ddXml)
