@@ -60,17 +60,20 @@ export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 
         if (err.code === 'UNAUTHORIZED') failures.record(clientIp, nowMs)
         return { ok: false, error: err, headers: {} as Record<string, string> }
       }
-      if (WRITE_METHODS.has(request.method) && !credential.canWrite)
-        return { ok: false, error: new TimbreError('API_KEY_READ_ONLY'), headers: {} as Record<string, string> }
-      if (!limiter.isEnabled) return { ok: true, credential, headers: {} as Record<string, string> }
-      const verdict = limiter.take(credential.credentialId, nowMs)
-      const headers: Record<string, string> = {
-        'X-RateLimit-Limit': String(verdict.limit),
-        'X-RateLimit-Remaining': String(verdict.remaining),
-        'X-RateLimit-Reset': String(verdict.resetSeconds),
-      }
-      if (verdict.allowed) return { ok: true, credential, headers }
-      return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { ...headers, 'Retry-After': String(verdict.retryAfterSeconds) } }
+      // The bucket is taken before the write check: a refused write is still a request of that credential, and
+      // every authenticated answer, 403 API_KEY_READ_ONLY included, carries X-RateLimit-* (DESIGN §12).
+      const verdict = limiter.isEnabled ? limiter.take(credential.credentialId, nowMs) : null
+      const headers: Record<string, string> = verdict
+        ? {
+            'X-RateLimit-Limit': String(verdict.limit),
+            'X-RateLimit-Remaining': String(verdict.remaining),
+            'X-RateLimit-Reset': String(verdict.resetSeconds),
+          }
+        : {}
+      if (verdict && !verdict.allowed)
+        return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { ...headers, 'Retry-After': String(verdict.retryAfterSeconds) } }
+      if (WRITE_METHODS.has(request.method) && !credential.canWrite) return { ok: false, error: new TimbreError('API_KEY_READ_ONLY'), headers }
+      return { ok: true, credential, headers }
     },
   }
 }

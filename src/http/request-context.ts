@@ -28,6 +28,11 @@ export function attachRequestInfo(request: Request, clientIp: string): RequestIn
   return info
 }
 
+/** The same facts for a request rebuilt from the original (its body read into memory by the server). */
+export function rebindRequestInfo(request: Request, info: RequestInfo): void {
+  infos.set(request, info)
+}
+
 export function requestInfo(request: Request): RequestInfo {
   const info = infos.get(request)
   if (!info) throw new Error('request reached the app without going through the server wrapper')

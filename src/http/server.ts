@@ -7,7 +7,8 @@ import type { Deps } from '../services/deps'
 import { API_PREFIX, createHttpApp } from './app'
 import { createAuthGate } from './auth'
 import { errorResponse } from './errors'
-import { attachRequestInfo, type RequestInfo } from './request-context'
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth'
+import { attachRequestInfo, rebindRequestInfo, type RequestInfo } from './request-context'
 import type { Readiness } from './routes/ops'
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -27,15 +28,70 @@ function hasBody(request: Request): boolean {
   return (length !== null && length !== '0') || request.headers.has('transfer-encoding')
 }
 
+function mediaTypeOf(request: Request): string {
+  return (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+}
+
+function isJsonType(type: string): boolean {
+  return type === 'application/json' || type.endsWith('+json')
+}
+
 /** 413 and 415 before anything reads the body (DESIGN §5, §12). */
 function checkBody(request: Request, path: string): TimbreError | null {
   const length = Number(request.headers.get('content-length') ?? '0')
   if (length > MAX_BODY_BYTES) return new TimbreError('PAYLOAD_TOO_LARGE')
   if (!BODY_METHODS.has(request.method) || !hasBody(request) || !path.startsWith(API_PREFIX)) return null
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  if (type === 'application/json' || type.endsWith('+json')) return null
+  const type = mediaTypeOf(request)
+  if (isJsonType(type)) return null
   if (type === 'multipart/form-data' && MULTIPART_PATHS.has(path.replace(/\/$/, ''))) return null
   return new TimbreError('UNSUPPORTED_MEDIA_TYPE')
+}
+
+/**
+ * The body read whole, or null past `limit` bytes. A chunked body declares no size, so the limit is found while
+ * reading, and the answer is still the envelope (issue 12 item 1), never the runtime's bare 413.
+ */
+async function readBodyWithin(request: Request, limit: number): Promise<Uint8Array | null> {
+  const reader = request.body?.getReader()
+  if (!reader) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel()
+      return null
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks, size)
+}
+
+const TOO_DEEP = new TimbreError('VALIDATION_ERROR', {
+  details: [{ field: 'body', code: 'TOO_MANY', message: `El JSON anida más de ${MAX_JSON_DEPTH} niveles de objetos o listas.` }],
+})
+
+/**
+ * Reads a body the app will parse, within the size limit, and refuses JSON nested past MAX_JSON_DEPTH before any
+ * parser sees it (issue 12 item 6); the app then gets a request over the bytes read.
+ */
+async function bufferBody(request: Request, info: RequestInfo): Promise<Request | TimbreError> {
+  const body = await readBodyWithin(request, MAX_BODY_BYTES)
+  if (body === null) return new TimbreError('PAYLOAD_TOO_LARGE')
+  if (isJsonType(mediaTypeOf(request)) && exceedsJsonDepth(body)) return TOO_DEEP
+  const headers = new Headers(request.headers)
+  headers.delete('transfer-encoding')
+  headers.set('content-length', String(body.byteLength))
+  const buffered = new Request(request.url, { method: request.method, headers, body })
+  rebindRequestInfo(buffered, info)
+  return buffered
+}
+
+/** A refused body may still be on the wire: close rather than read megabytes nobody wants. */
+function refusedBody(err: TimbreError, info: RequestInfo): Response {
+  return errorResponse(err, info.id, err.code === 'PAYLOAD_TOO_LARGE' ? { Connection: 'close' } : {})
 }
 
 const CORS_METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
@@ -75,8 +131,10 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
       info.credential = verdict.credential
     }
     const refused = checkBody(request, path)
-    if (refused) return errorResponse(refused, info.id)
-    return app.handle(request)
+    if (refused) return refusedBody(refused, info)
+    if (!BODY_METHODS.has(request.method) || !hasBody(request)) return app.handle(request)
+    const buffered = await bufferBody(request, info)
+    return buffered instanceof TimbreError ? refusedBody(buffered, info) : app.handle(buffered)
   }
 
   function logLine(request: Request, info: RequestInfo, status: number): void {
@@ -93,8 +151,9 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
   const server: Server<undefined> = Bun.serve({
     hostname: deps.config.host,
     port: deps.config.port,
-    // Bun's own guard for bodies without Content-Length; declared bodies are refused earlier with the envelope.
-    maxRequestBodySize: MAX_BODY_BYTES + 1024,
+    // The limit is ours (checkBody, readBodyWithin), so every 413 is the envelope: Bun's own guard would answer
+    // a bare 413 before fetch runs.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(deps.config.tlsCert && deps.config.tlsKey ? { tls: { cert: Bun.file(deps.config.tlsCert), key: Bun.file(deps.config.tlsKey) } } : {}),
     async fetch(request, srv) {
       const info = attachRequestInfo(request, srv.requestIP(request)?.address ?? 'unknown')
