@@ -4,8 +4,8 @@ import { jwtPublicKeyPathsFromEnv, masterKeyFromEnv, type Config } from './confi
 import { loadMasterKey, loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { createVault } from './crypto/vault'
 import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
-import { createSiiClient, type SiiClient } from './sii/client/client'
-import { startSimulator } from './sii/simulator/server'
+import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
+import { startSimulator, type RunningSimulator } from './sii/simulator/server'
 import { openDatabase, type Store } from './db/open'
 import type { Logger } from './log'
 import type { Deps } from './services/deps'
@@ -16,14 +16,34 @@ export async function loadKeyring(dataDir: string, publicKeyPaths: readonly stri
   return buildKeyring(privateKey, publicKeyOf(privateKey), publicKeyPaths.map(readPublicKeyFile))
 }
 
-/** The SII client the config names; with `simulado`, the simulator runs in this process on a loopback port (DESIGN §9). */
+/**
+ * The SII client the config names; with `simulado`, the simulator runs in this process on a loopback port (DESIGN §9).
+ * Whatever the target, the demo company's calls go to an in-process simulator, started at its first call (DESIGN §10:
+ * the demo company never talks to the real SII).
+ */
 async function connectSii(config: Config, log: Logger, clock: Clock): Promise<{ client: SiiClient; simulatorUrl: string | null; stop(): Promise<void> }> {
   const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
+  const simulate = () => startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
+  const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, log: logSii })
   if (config.sii.kind === 'simulado') {
-    const simulator = await startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
-    return { client: createSiiClient({ target: { kind: 'origin', origin: simulator.url }, log: logSii }), simulatorUrl: simulator.url, stop: () => simulator.stop() }
+    const simulator = await simulate()
+    return { client: clientOf(simulator), simulatorUrl: simulator.url, stop: () => simulator.stop() }
   }
-  return { client: createSiiClient({ target: config.sii, log: logSii }), simulatorUrl: null, stop: async () => {} }
+  let demoSimulator: Promise<RunningSimulator> | null = null
+  const demoClient = async () => clientOf(await (demoSimulator ??= simulate()))
+  const real = createSiiClient({ target: config.sii, log: logSii })
+  const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : real)
+  return {
+    client: {
+      upload: async (company, ...rest) => (await clientFor(company)).upload(company, ...rest),
+      queryEnvio: async (company, ...rest) => (await clientFor(company)).queryEnvio(company, ...rest),
+      queryDte: async (company, ...rest) => (await clientFor(company)).queryDte(company, ...rest),
+    },
+    simulatorUrl: null,
+    stop: async () => {
+      if (demoSimulator) await (await demoSimulator).stop()
+    },
+  }
 }
 
 /** Remembers when the SII last gave a real answer (anything but a passing fault), for GET /ready. */

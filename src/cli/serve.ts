@@ -34,6 +34,12 @@ function describeSii(target: SiiTarget): string {
   return 'SII real (maullin.sii.cl / palena.sii.cl según el ambiente de cada empresa)'
 }
 
+/** DESIGN §10: the demo company never talks to the real SII, whatever --sii says; the banner says where it goes. */
+function demoSiiLine(target: SiiTarget): string {
+  if (target.kind === 'simulado') return 'SII: simulador del SII en proceso (--sii simulado), sin red.'
+  return `SII: la empresa demo usa siempre el simulador del SII en proceso, nunca el SII real; las demás empresas van a ${describeSii(target)}.`
+}
+
 /** The invoice the demo's curl issues: ASCII only, so it survives any terminal and shell. */
 const DEMO_INVOICE = {
   tipo_dte: 33,
@@ -47,12 +53,13 @@ function printDemo(deps: Deps, baseUrl: string): void {
     deps.log.warn('demo.skipped', { reason: outcome.reason })
     return
   }
-  deps.log.info('demo.ready', { empresa_id: outcome.empresa.id, rut: outcome.empresa.rut, created: outcome.created })
+  deps.log.info('demo.ready', { empresa_id: outcome.empresa.id, rut: outcome.empresa.rut, created: outcome.created, sii: 'simulado' })
   // For the person at the terminal, on stderr so stdout stays JSON lines.
   process.stderr.write(
     [
       '',
-      `Timbre ${VERSION} en modo demo: empresa ${outcome.empresa.razon_social} (${outcome.empresa.rut}), SII simulado.`,
+      `Timbre ${VERSION} en modo demo: empresa ${outcome.empresa.razon_social} (${outcome.empresa.rut}).`,
+      demoSiiLine(deps.config.sii),
       `API key de escritura de la demo: ${outcome.apiKey}`,
       'Pruebe:',
       `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/empresa`,

@@ -41,6 +41,11 @@ export const SIMULATOR_TIMING: SiiTiming = {
   track: { firstMs: SECOND, capMs: MINUTE },
 }
 
+/** The demo company is always served by the simulator (DESIGN §10), so it keeps the simulator's pace whatever the target. */
+export function siiTimingFor(isDemo: boolean, configured: SiiTiming): SiiTiming {
+  return isDemo ? SIMULATOR_TIMING : configured
+}
+
 export function backoffMs(attempt: number, policy: { readonly firstMs: number; readonly capMs: number }): number {
   const exponent = Math.max(0, Math.min(attempt - 1, 30))
   return Math.min(policy.capMs, policy.firstMs * 2 ** exponent)

@@ -6,7 +6,7 @@ import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { findEnvio, insertEnvio, setEnvioTrackId } from '../db/envio-store'
 import type { DteRow, EmpresaRow, EnvioRow } from '../db/schema'
-import { backoffMs, isFinal, type BackoffPolicy, type SiiTiming } from '../domain/estados'
+import { backoffMs, isFinal, siiTimingFor, type BackoffPolicy, type SiiTiming } from '../domain/estados'
 import { TIPOS } from '../domain/tipos'
 import type { TipoDte } from '../domain/emision'
 import { TimbreError } from '../errors'
@@ -98,7 +98,8 @@ export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, empresaId: s
 export type SubmitResult = 'procesando' | 'rechazado' | 'enviando' | 'waiting_certificate' | 'skipped'
 
 /** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
-export async function submitDte(deps: SubmitDeps, dteId: string, empresaId: string, now: Date): Promise<SubmitResult> {
+export async function submitDte(configured: SubmitDeps, dteId: string, empresaId: string, now: Date): Promise<SubmitResult> {
+  let deps = configured
   const at = isoTimestamp(now)
   // firmado → enviando, leased past the upload's timeout: no other pass uploads it meanwhile; if this one dies, the
   // lease runs out and the same stored envelope is sent again (answered "already received").
@@ -106,6 +107,7 @@ export async function submitDte(deps: SubmitDeps, dteId: string, empresaId: stri
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
+  deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
   const creds = siiCredentials(deps, empresaId, now)
   if (!creds) {
     // Without an active certificate submissions wait (DESIGN §8); look again in a while.
@@ -113,7 +115,7 @@ export async function submitDte(deps: SubmitDeps, dteId: string, empresaId: stri
     return 'waiting_certificate'
   }
   const envio = envelopeFor(deps, dte, empresa, creds, now)
-  const outcome = await deps.sii.upload({ rut: empresa.rut, ambiente: empresa.ambiente }, creds, envio.canal, envio.xml, envio.file_name)
+  const outcome = await deps.sii.upload({ rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }, creds, envio.canal, envio.xml, envio.file_name)
   const patch = patchAfterUpload(outcome, dte.intentos + 1, dte.track_id, now, deps.siiTiming)
   deps.store.db.transaction(
     (tx) => {

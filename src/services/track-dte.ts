@@ -5,7 +5,7 @@ import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import type { DteRow } from '../db/schema'
-import { backoffMs, estadoFromProcessedEnvio, isFinal, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
+import { backoffMs, estadoFromProcessedEnvio, isFinal, siiTimingFor, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
 import type { DteStatusOutcome, EnvioOutcome, SiiCompany, SiiCredentials } from '../sii/client/client'
 import type { Deps } from './deps'
 import { emitFinalState } from './events'
@@ -112,18 +112,20 @@ async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany
   return { estado: 'aceptado', sii_status: { ...statusFromDocument(doc, null, 'documento', isoTimestamp(now)) }, next_attempt_at: null, updated_at: isoTimestamp(now) }
 }
 
-export async function trackDte(deps: TrackDeps, dteId: string, empresaId: string, now: Date): Promise<TrackResult> {
+export async function trackDte(configured: TrackDeps, dteId: string, empresaId: string, now: Date): Promise<TrackResult> {
+  let deps = configured
   const at = isoTimestamp(now)
   const dte = claimDue(deps.store.db, dteId, ['procesando'], at, { next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)) })
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
+  deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
   const creds = siiCredentials(deps, empresaId, now)
   if (!creds) {
     updateDteIf(deps.store.db, dte.id, ['procesando'], laterPatch(dte, now, deps.siiTiming.track))
     return 'procesando'
   }
-  const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente }
+  const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }
   const patch = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)
   const updated = deps.store.db.transaction(
     (tx) => {

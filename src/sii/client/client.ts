@@ -21,6 +21,8 @@ export interface SiiCompany {
   /** Canonical `12345678-K`. */
   readonly rut: string
   readonly ambiente: 'certificacion' | 'produccion'
+  /** The demo company (DESIGN §10): the composition root routes it to the simulator whatever the SII target. */
+  readonly isDemo?: boolean
 }
 
 export interface SiiCredentials {
