@@ -51,7 +51,7 @@ function checkBody(request: Request, path: string): TimbreError | null {
  * The body read whole, or null past `limit` bytes. A chunked body declares no size, so the limit is found while
  * reading, and the answer is still the envelope (issue 12 item 1), never the runtime's bare 413.
  */
-async function readBodyWithin(request: Request, limit: number): Promise<Uint8Array | null> {
+async function readBodyWithin(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const reader = request.body?.getReader()
   if (!reader) return new Uint8Array(0)
   const chunks: Uint8Array[] = []
@@ -66,7 +66,13 @@ async function readBodyWithin(request: Request, limit: number): Promise<Uint8Arr
     }
     chunks.push(value)
   }
-  return Buffer.concat(chunks, size)
+  const body = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    body.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return body
 }
 
 const TOO_DEEP = new TimbreError('VALIDATION_ERROR', {
