@@ -1,5 +1,6 @@
-// The public keys that sign CAFs, by IDK (docs/sii-protocol.md §3.3–3.4, DESIGN §8). 100 and 300 are the SII's own keys, copied
-// byte for byte from shared/sii/sii-certs/ and embedded in the binary (DESIGN §9: nothing is read from ../shared at
+// The public keys that sign CAFs, by IDK (docs/sii-protocol.md §3.3–3.4, DESIGN §8). 100 and 300 are the SII's own
+// keys: ./authority/ holds byte-exact copies of the certificates the SII published, the same bytes as
+// test/fixtures/sii/sii-certs/ (a test compares them), embedded in the binary (DESIGN §9: no key file is read at
 // run time). 900 is the built-in simulator's authority, accepted only when the target is not the real SII, so a
 // simulated CAF can never pass for a real one.
 import { createPublicKey, type KeyObject } from 'node:crypto'
@@ -33,7 +34,8 @@ export function authorityKeys(opts: { readonly allowSimulator: boolean }): Reado
 
 /**
  * The public key of a PEM certificate, read from the DER by hand: the SII's 2003 certificates carry version 3 (out of
- * range), which BoringSSL's X509 parser, hence node:crypto in Bun, rejects with INVALID_VERSION (sii-certs/README).
+ * range), which BoringSSL's X509 parser, hence node:crypto in Bun, rejects with INVALID_VERSION
+ * (test/fixtures/sii/README.md).
  */
 export function publicKeyOfCertificate(pem: string): KeyObject {
   const der = Buffer.from(pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, ''), 'base64')

@@ -1,6 +1,6 @@
-// The SII's own example envelope (shared/sii/examples/F60T33-ejemplo-oficial-SII.xml) passes every check of the
+// The SII's own example envelope (test/fixtures/sii/examples/F60T33-ejemplo-oficial-SII.xml) passes every check of the
 // simulator: schema, both signatures verified with their RSAKeyValue (its X509Certificate is not its signer's,
-// examples/README), the TED against its CAF and the CAF against the SII's IDK 100 key. Then it is uploaded for real.
+// test/fixtures/sii/README.md), the TED against its CAF and the CAF against the SII's IDK 100 key. Then it is uploaded for real.
 // Also: the XSDs embedded in the simulator are byte for byte the SII's.
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -12,10 +12,10 @@ import { verifyEnvelopeSignature } from '../../src/sii/simulator/xmldsig'
 import { authorityKeys } from '../../src/xml/authority-keys'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../src/xml/latin1'
 import { verifyXmlSignatures } from '../../src/xml/signature'
+import { OFFICIAL_EXAMPLE_FILE, SCHEMAS } from '../support/xml-tools'
 import { dteUpload, estUp, field, fields, soap, soapToken, testClock } from './simulator-helpers'
 
-const SHARED = join(import.meta.dir, '../../../shared/sii')
-const EXAMPLE = new Uint8Array(readFileSync(join(SHARED, 'examples/F60T33-ejemplo-oficial-SII.xml')))
+const EXAMPLE = new Uint8Array(readFileSync(OFFICIAL_EXAMPLE_FILE))
 const KEYS = authorityKeys({ allowSimulator: true })
 
 function read(bytes: Uint8Array = EXAMPLE): ReadEnvelope {
@@ -85,7 +85,7 @@ describe('the SII\'s example envelope', () => {
 describe('embedded XSDs', () => {
   test.each(Object.keys(SCHEMA_FILES))('%s is byte for byte the SII\'s file', async (name) => {
     const embedded = (await schemaBytes()).get(name)
-    expect(Buffer.from(embedded ?? new Uint8Array()).equals(readFileSync(join(SHARED, 'schemas', name)))).toBe(true)
+    expect(Buffer.from(embedded ?? new Uint8Array()).equals(readFileSync(join(SCHEMAS, name)))).toBe(true)
   })
 
   test('a schema violation is reported with libxml2\'s message and line', async () => {

@@ -1,15 +1,23 @@
-// The referees of the XML: xmllint against the SII's XSDs and xmlsec1 for signatures (tests may read ../shared).
+// The referees of the XML: xmllint against the SII's XSDs and xmlsec1 for signatures. The SII's files live in the
+// repository, byte for byte, under test/fixtures/sii (see its README): a clone alone runs every test.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TIPOS } from '../../src/domain/tipos'
 import type { TipoDte } from '../../src/domain/emision'
 
-export const SCHEMAS = join(import.meta.dir, '../../../shared/sii/schemas')
-const work = mkdtempSync(join(tmpdir(), 'timbre-xml-'))
+/** test/fixtures/sii: the SII's XSDs (schemas/), its signed example (examples/) and its CAF keys (sii-certs/). */
+export const SII_FIXTURES = join(import.meta.dir, '../fixtures/sii')
+export const SCHEMAS = join(SII_FIXTURES, 'schemas')
+/** The SII's own signed EnvioDTE (factura 33, folio 60): raw bytes, ISO-8859-1 with CRLF. */
+export const OFFICIAL_EXAMPLE_FILE = join(SII_FIXTURES, 'examples/F60T33-ejemplo-oficial-SII.xml')
+
+let work: string | undefined
 let seq = 0
 
+/** The scratch folder is made on first use, so importing the constants above has no side effect. */
 function tempFile(bytes: Uint8Array, ext = 'xml'): string {
+  work ??= mkdtempSync(join(tmpdir(), 'timbre-xml-'))
   const file = join(work, `f${++seq}.${ext}`)
   writeFileSync(file, bytes)
   return file

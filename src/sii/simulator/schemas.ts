@@ -1,8 +1,8 @@
 // XSD validation of uploaded envelopes, in process, with xmllint-wasm (libxml2 in WebAssembly; DESIGN §9). The SII's
-// XSDs are copied byte for byte from shared/sii/schemas/ into ./schemas/ and embedded in the binary as files: a
-// `type: 'text'` import would decode their ISO-8859-1 bytes as UTF-8, so they are read back as bytes instead (a test
-// compares them with the originals). xmllint-wasm compiles the schema on every call (one worker per call, ~140 ms,
-// docs/stack-notes.md) and offers no way to keep a compiled schema: only the file bytes are loaded once and reused.
+// XSDs in ./schemas/ are byte-exact copies of the files the SII publishes, the same bytes as test/fixtures/sii/schemas/
+// (a test compares them), embedded in the binary as files: a `type: 'text'` import would decode their ISO-8859-1
+// bytes as UTF-8, so they are read back as bytes instead. xmllint-wasm compiles the schema on every call (one worker
+// per call, ~140 ms, docs/stack-notes.md) and offers no way to keep a compiled schema: only the file bytes are loaded once and reused.
 import { validateXML, type XMLFileInfo } from 'xmllint-wasm'
 import dteXsd from './schemas/DTE_v10.xsd' with { type: 'file' }
 import envioBoletaXsd from './schemas/EnvioBOLETA_v11.xsd' with { type: 'file' }
@@ -12,7 +12,7 @@ import xmldsigXsd from './schemas/xmldsignature_v10.xsd' with { type: 'file' }
 
 export type EnvelopeRoot = 'EnvioDTE' | 'EnvioBOLETA'
 
-/** Embedded path of each XSD, by the file name the others use in `schemaLocation` (docs/sii-protocol.md §5, schemas/README). */
+/** Embedded path of each XSD, by the file name the others use in `schemaLocation` (docs/sii-protocol.md §5). */
 export const SCHEMA_FILES: Readonly<Record<string, string>> = {
   'EnvioDTE_v10.xsd': envioDteXsd,
   'DTE_v10.xsd': dteXsd,

@@ -1,11 +1,11 @@
-// The per-type table and the code tables agree with the SII's own schemas (read from ../shared, ISO-8859-1).
+// The per-type table and the code tables agree with the SII's own schemas (test/fixtures/sii/schemas, ISO-8859-1).
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MONEDAS, TIPOS_DTE, type TipoDte } from '../../../src/domain/emision'
 import { CLAUSULAS_VENTA, IMPUESTOS, PAISES, TIPOS, TIPOS_BULTO, aduanaCode, allowsRetenciones, isLineaExenta } from '../../../src/domain/tipos'
+import { SCHEMAS } from '../../support/xml-tools'
 
-const SCHEMAS = join(import.meta.dir, '../../../../shared/sii/schemas')
 const xsd = (file: string) => Buffer.from(readFileSync(join(SCHEMAS, file))).toString('latin1')
 
 /** Enumeration values of a named simpleType (or of the first restriction after `anchor`). */

@@ -10,10 +10,10 @@ import { authorityKeys, SIMULATOR_IDK } from '../../../src/xml/authority-keys'
 import { parseCaf, readCafElement, verifyCaf, verifyCafSignature } from '../../../src/xml/caf'
 import { findElement, fromLatin1Bytes, parseXml, toLatin1Bytes } from '../../../src/xml/latin1'
 import { makeTestCaf, simulatorCafAuthority, testCafAuthority } from '../../support/pki'
+import { OFFICIAL_EXAMPLE_FILE, SII_FIXTURES } from '../../support/xml-tools'
 
 const REPO = join(import.meta.dir, '../../..')
-const SHARED = join(REPO, '../shared/sii')
-const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(join(SHARED, 'examples/F60T33-ejemplo-oficial-SII.xml')))
+const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(OFFICIAL_EXAMPLE_FILE))
 
 function expectInvalidCaf(fn: () => unknown, reason: RegExp): void {
   try {
@@ -192,7 +192,7 @@ describe('authorityKeys', () => {
   test('the embedded certificates are byte-for-byte the SII files, and their keys are what openssl reads', () => {
     for (const idk of [100, 300]) {
       const embedded = readFileSync(join(REPO, `src/xml/authority/idk-${idk}.cer`))
-      const original = readFileSync(join(SHARED, `sii-certs/idk-${idk}.cer`))
+      const original = readFileSync(join(SII_FIXTURES, `sii-certs/idk-${idk}.cer`))
       expect(createHash('sha256').update(embedded).digest('hex')).toBe(createHash('sha256').update(original).digest('hex'))
       const opensslPem = spawnSync('openssl', ['x509', '-noout', '-pubkey'], { input: original, encoding: 'utf8' }).stdout
       expect(authorityKeys({ allowSimulator: false }).get(idk)?.equals(createPublicKey(opensslPem))).toBe(true)

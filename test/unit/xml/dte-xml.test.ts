@@ -12,8 +12,8 @@ import { buildDteXml, documentId, formatDecimal, tedDataFor, xmlText, type DteIn
 import { signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed, verifyTed } from '../../../src/xml/ted'
 import { makeCertificate, makeTestCaf } from '../../support/pki'
+import { SCHEMAS } from '../../support/xml-tools'
 
-const SCHEMAS = join(import.meta.dir, '../../../../shared/sii/schemas')
 const DTE_XSD = join(SCHEMAS, 'DTE_v10.xsd')
 const BOLETA_XSD = join(SCHEMAS, 'EnvioBOLETA_v11.xsd')
 const TODAY = '2025-06-30'

@@ -10,10 +10,9 @@ import { fromLatin1Bytes } from '../../../src/xml/latin1'
 import { signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed } from '../../../src/xml/ted'
 import { makeCertificate, makeTestCaf, testCa, type TestCaf } from '../../support/pki'
+import { OFFICIAL_EXAMPLE_FILE, SCHEMAS } from '../../support/xml-tools'
 
-const SHARED = join(import.meta.dir, '../../../../shared/sii')
-const SCHEMAS = join(SHARED, 'schemas')
-const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(join(SHARED, 'examples/F60T33-ejemplo-oficial-SII.xml')))
+const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(OFFICIAL_EXAMPLE_FILE))
 const DIR = mkdtempSync(join(tmpdir(), 'timbre-envelope-'))
 afterAll(() => rmSync(DIR, { recursive: true, force: true }))
 
@@ -290,7 +289,7 @@ describe('buildEnvioBoleta', () => {
   }, 30_000)
 })
 
-describe('the SII official example (docs/sii-protocol.md §4.3 vectors, examples/README)', () => {
+describe('the SII official example (docs/sii-protocol.md §4.3 vectors, test/fixtures/sii/README.md)', () => {
   test('setDteDigest reproduces its SetDTE DigestValue 4OTWXyRl… (inclusive C14N in the envelope context)', () => {
     expect(OFFICIAL_EXAMPLE).toContain('<DigestValue>4OTWXyRl5fw3htjTyZXQtYEsC3E=</DigestValue>')
     expect(setDteDigest(OFFICIAL_EXAMPLE)).toBe('4OTWXyRl5fw3htjTyZXQtYEsC3E=')

@@ -11,10 +11,9 @@ import { fromLatin1Bytes, toLatin1Bytes } from '../../../src/xml/latin1'
 import { canonicalFormsFromText, signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed, verifyTed } from '../../../src/xml/ted'
 import { makeCertificate, makeTestCaf, signerOf, testCa } from '../../support/pki'
+import { OFFICIAL_EXAMPLE_FILE, SCHEMAS } from '../../support/xml-tools'
 
-const SHARED = join(import.meta.dir, '../../../../shared/sii')
-const SCHEMAS = join(SHARED, 'schemas')
-const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(join(SHARED, 'examples/F60T33-ejemplo-oficial-SII.xml')))
+const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(OFFICIAL_EXAMPLE_FILE))
 const DIR = mkdtempSync(join(tmpdir(), 'timbre-sig-'))
 afterAll(() => rmSync(DIR, { recursive: true, force: true }))
 
@@ -181,7 +180,7 @@ describe('signDte', () => {
 })
 
 describe('the SII official example, through verifyXmlSignatures (docs/sii-protocol.md §4.3 vectors)', () => {
-  // Its X509Certificate is not the key that signed it (examples/README): check with its RSAKeyValue, as xmlsec1 does.
+  // Its X509Certificate is not the key that signed it (test/fixtures/sii/README.md): check with its RSAKeyValue, as xmlsec1 does.
   const loose = { requireCertificateMatch: false }
 
   test('the DTE, extracted as its own document, verifies: Documento digest hlmQtu… is the standalone C14N', () => {

@@ -10,8 +10,9 @@ import { verifyCafSignature } from '../../../src/xml/caf'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../../src/xml/latin1'
 import { buildTed, readTed, verifyTed, type TedData } from '../../../src/xml/ted'
 import { makeTestCaf } from '../../support/pki'
+import { OFFICIAL_EXAMPLE_FILE } from '../../support/xml-tools'
 
-const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(join(import.meta.dir, '../../../../shared/sii/examples/F60T33-ejemplo-oficial-SII.xml')))
+const OFFICIAL_EXAMPLE = fromLatin1Bytes(readFileSync(OFFICIAL_EXAMPLE_FILE))
 
 const { caf } = makeTestCaf()
 
