@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm), the type-check, the binary, the whole suite.
+# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm), a check that nothing
+# reads outside the repository, the type-check, the binary, the whole suite.
 # Bun's results also go to .test-results/junit.xml, which .ci/run reads for its closing line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,20 +11,48 @@ command -v xmlsec1 >/dev/null 2>&1 || need+=(xmlsec1)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 if [ ${#need[@]} -gt 0 ]; then
-  echo "[test 0/3] installing Debian packages the tests need: ${need[*]}"
+  echo "[test 0/4] installing Debian packages the tests need: ${need[*]}"
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-echo "[test 1/3] type-check (tsc --noEmit)"
+# A clone of this repository alone must pass its tests: the SII's files the tests need are copied into
+# test/fixtures/sii, and no code may read a folder beside the checkout (the ../shared folder of the machine the project
+# was written on exists nowhere else, so a test reading it passes there and fails for everyone who clones the project).
+# Comments may mention such paths; code may not. Two checks, grep-fast: a literal path into that folder, and a join
+# from a file's own folder (import.meta.dir, import.meta.dirname, __dirname) whose '..' steps climb above the root.
+echo "[test 1/4] nothing reads outside the repository"
+outside=$(
+  {
+    grep -rnIE '[.][.]/shared|shared[/]sii' src test scripts bench || true
+    grep -rnIE '(import[.]meta[.]dir(name)?|__dirname)[[:space:]]*,' src test scripts bench |
+      awk -F: '{
+        depth = split($1, dirs, "/") - 1
+        match($0, /(import[.]meta[.]dir(name)?|__dirname)[[:space:]]*,/)
+        rel = substr($0, RSTART + RLENGTH); sub(/[)].*/, "", rel); gsub(/[^A-Za-z0-9_.-]+/, "/", rel)
+        n = split(rel, steps, "/")
+        for (i = 1; i <= n; i++) {
+          if (steps[i] == "..") depth--; else if (steps[i] != "." && steps[i] != "") depth++
+          if (depth < 0) { print; break }
+        }
+      }'
+  } | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(//|/[*]|[*]|#)' | awk '!seen[$0]++' || true
+)
+if [ -n "$outside" ]; then
+  echo "error: these lines (file:line) reach outside the repository; copy what they need into it (test/fixtures/sii):" >&2
+  echo "$outside" | sed 's/^/  /' >&2
+  exit 1
+fi
+
+echo "[test 2/4] type-check (tsc --noEmit)"
 tsc --noEmit -p .
 
-echo "[test 2/3] build dist/timbre"
+echo "[test 3/4] build dist/timbre"
 bun scripts/build.ts
 
-echo "[test 3/3] bun test"
+echo "[test 4/4] bun test"
 mkdir -p .test-results
 rm -f .test-results/junit.xml
 exec bun test --timeout 30000 --reporter=junit --reporter-outfile=.test-results/junit.xml "$@"
