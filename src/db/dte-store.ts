@@ -21,6 +21,18 @@ export function findDte(db: Db, empresaId: string, id: string): DteRow | undefin
   return db.select().from(dtes).where(and(eq(dtes.empresa_id, empresaId), eq(dtes.id, id))).get()
 }
 
+/**
+ * The stored references of the company's DTE of that type and folio (the request's `referencias` as received), or
+ * undefined when there is none. One seek into the unique (empresa_id, tipo_dte, folio) index.
+ */
+export function findDteReferencias(db: Db, empresaId: string, tipoDte: number, folio: number): unknown[] | undefined {
+  return db
+    .select({ referencias: dtes.referencias })
+    .from(dtes)
+    .where(and(eq(dtes.empresa_id, empresaId), eq(dtes.tipo_dte, tipoDte), eq(dtes.folio, folio)))
+    .get()?.referencias
+}
+
 function conditions(empresaId: string, f: DteFilter): SQL[] {
   const c: SQL[] = [eq(dtes.empresa_id, empresaId)]
   if (f.tipoDte !== undefined) c.push(eq(dtes.tipo_dte, f.tipoDte))

@@ -14,7 +14,18 @@ import {
 } from './emision'
 import { parseRut } from './rut'
 import { cleanText, describeCodePoint, firstNonLatin1 } from './text'
-import { CLAUSULAS_VENTA, PAISES, TIPOS, TIPOS_BULTO, aduanaCode, allowsRetenciones, isLineaExenta, reglaImpuesto } from './tipos'
+import {
+  CLAUSULAS_VENTA,
+  PAISES,
+  SIN_NOTAS,
+  TIPOS,
+  TIPOS_BULTO,
+  aduanaCode,
+  allowsRetenciones,
+  isLineaExenta,
+  reglaImpuesto,
+  type NotasEmitidas,
+} from './tipos'
 import { amountDecimals, codesCoveringAllAffected, computeTotals, decimalPlaces, findNegativeDescuento } from './totals'
 
 /** DESIGN §12: `metadata` over 16 KB serialized is TOO_LONG. */
@@ -29,8 +40,20 @@ function fail(field: string, code: DetailCode, message: string): FieldError {
   return { field, code, message }
 }
 
+/** What the rules may know beyond the request itself, resolved from the store by the service. */
+export interface EmisionContext {
+  /**
+   * The company's notes that the request's references reach (tipos.ts NotasEmitidas). Without it every referenced note
+   * counts as unknown, and a 56/61 over a note keeps its retention codes: the door (http/schemas/dte.ts) checks the
+   * request without the store, and services/issue-dte.ts checks it again with the notes it found, refusing at the same
+   * field paths when they lead nowhere near a 46.
+   */
+  readonly notas?: NotasEmitidas
+}
+
 /** Every rule failure of `request`, none when it can be issued. `today` is the business date in Santiago. */
-export function checkEmision(request: EmitirDte, today: string): FieldError[] {
+export function checkEmision(request: EmitirDte, today: string, context: EmisionContext = {}): FieldError[] {
+  const notas = context.notas ?? SIN_NOTAS
   const errors = [
     ...checkReceptor(request),
     ...checkFechaEmision(request, today),
@@ -38,11 +61,11 @@ export function checkEmision(request: EmitirDte, today: string): FieldError[] {
     ...checkText(request),
     ...checkIndicadores(request),
     ...checkMontosBrutos(request),
-    ...request.detalle.flatMap((linea, i) => checkLinea(request, linea, i)),
+    ...request.detalle.flatMap((linea, i) => checkLinea(request, linea, i, notas)),
     ...checkDetalleAsAWhole(request),
     ...checkReferencias(request),
     ...checkComisiones(request),
-    ...checkImpuestos(request),
+    ...checkImpuestos(request, notas),
     ...checkDescuentosGlobales(request),
     ...checkExportData(request),
   ]
@@ -150,13 +173,13 @@ function checkMontosBrutos(request: EmitirDte): FieldError[] {
 
 // ------------------------------------------------------------------------------------------------ lines
 
-function checkLinea(request: EmitirDte, linea: Linea, i: number): FieldError[] {
+function checkLinea(request: EmitirDte, linea: Linea, i: number, notas: NotasEmitidas): FieldError[] {
   const at = (field: string) => `detalle.${i}.${field}`
   return [
     ...checkLineaCantidades(request, linea, at),
     ...checkLineaDescuentos(request, linea, at),
     ...checkTipoDocLiq(request, linea, at),
-    ...checkCodImpAdic(request, linea, at),
+    ...checkCodImpAdic(request, linea, at, notas),
   ]
 }
 
@@ -209,7 +232,7 @@ function checkTipoDocLiq(request: EmitirDte, linea: Linea, at: (f: string) => st
   return []
 }
 
-function checkCodImpAdic(request: EmitirDte, linea: Linea, at: (f: string) => string): FieldError[] {
+function checkCodImpAdic(request: EmitirDte, linea: Linea, at: (f: string) => string, notas: NotasEmitidas): FieldError[] {
   const code = linea.cod_imp_adic
   if (code === undefined) return []
   const field = at('cod_imp_adic')
@@ -218,13 +241,12 @@ function checkCodImpAdic(request: EmitirDte, linea: Linea, at: (f: string) => st
   if (regla === undefined) return [fail(field, 'INVALID_VALUE', `Código de impuesto adicional o retención no soportado: ${code}.`)]
   if (isLineaExenta(request.tipo_dte, linea))
     return [fail(field, 'INCONSISTENT', 'Una línea exenta (ind_exe 1) no lleva impuesto adicional.')]
-  if (regla.clase === 'R' && !allowsRetenciones(request.tipo_dte, referencedTipos(request)))
-    return [fail(field, 'NOT_ALLOWED', 'Las retenciones de IVA solo corresponden a la factura de compra (46) y sus notas.')]
+  if (regla.clase === 'R' && !allowsRetenciones(request.tipo_dte, documentReferences(request), notas)) return [retencionNotAllowed(field)]
   return []
 }
 
-function referencedTipos(request: EmitirDte): (number | string)[] {
-  return documentReferences(request).map((r) => r.tipo_doc_ref)
+function retencionNotAllowed(field: string): FieldError {
+  return fail(field, 'NOT_ALLOWED', 'Las retenciones de IVA solo corresponden a la factura de compra (46) y a las notas que la modifican, directamente o a través de otras notas.')
 }
 
 // A factura or boleta whose lines are all exempt must be issued as its exempt type (docs/sii-protocol.md §2.3: 33 → 34).
@@ -296,14 +318,14 @@ function checkComisiones(request: EmitirDte): FieldError[] {
   })
 }
 
-function checkImpuestos(request: EmitirDte): FieldError[] {
+function checkImpuestos(request: EmitirDte, notas: NotasEmitidas): FieldError[] {
   const impuestos = request.impuestos_retenciones ?? []
   if (impuestos.length > 0 && !TIPOS[request.tipo_dte].allowsImpuestos) return [notAllowed('impuestos_retenciones', request)]
-  const errors = impuestos.flatMap((t, i) => checkImpuesto(request, i))
+  const errors = impuestos.flatMap((t, i) => checkImpuesto(request, i, notas))
   return [...errors, ...checkLineCodesHaveAmounts(request)]
 }
 
-function checkImpuesto(request: EmitirDte, i: number): FieldError[] {
+function checkImpuesto(request: EmitirDte, i: number, notas: NotasEmitidas): FieldError[] {
   const t = request.impuestos_retenciones![i]!
   const at = (field: string) => `impuestos_retenciones.${i}.${field}`
   const regla = reglaImpuesto(t.tipo_imp)
@@ -311,8 +333,7 @@ function checkImpuesto(request: EmitirDte, i: number): FieldError[] {
   const errors: FieldError[] = []
   if (request.impuestos_retenciones!.findIndex((o) => o.tipo_imp === t.tipo_imp) !== i)
     errors.push(fail(at('tipo_imp'), 'INCONSISTENT', 'Código repetido: informe cada impuesto una vez.'))
-  if (regla.clase === 'R' && !allowsRetenciones(request.tipo_dte, referencedTipos(request)))
-    errors.push(fail(at('tipo_imp'), 'NOT_ALLOWED', 'Las retenciones de IVA solo corresponden a la factura de compra (46) y sus notas.'))
+  if (regla.clase === 'R' && !allowsRetenciones(request.tipo_dte, documentReferences(request), notas)) errors.push(retencionNotAllowed(at('tipo_imp')))
   if (t.tasa_imp !== undefined && decimalPlaces(t.tasa_imp) > 2)
     errors.push(fail(at('tasa_imp'), 'INVALID_FORMAT', 'Admite como máximo 2 decimales.'))
   if (t.monto_imp !== undefined && t.monto_imp < 0 && request.tipo_dte !== 43)

@@ -210,10 +210,60 @@ export function reglaImpuesto(codigo: number): ReglaImpuesto | undefined {
   return Object.hasOwn(IMPUESTOS, codigo) ? IMPUESTOS[codigo] : undefined
 }
 
-/** Retentions belong to purchase invoices (46) and the notes that modify one (docs/sii-protocol.md §2.4 "Factura de compra"). */
-export function allowsRetenciones(tipo: TipoDte, referencedTipos: readonly (number | string)[]): boolean {
+/** What the retention rule reads of a reference: the referenced document's type and folio. */
+export interface DocumentoRef {
+  readonly tipo_doc_ref: number | string
+  readonly folio_ref: number
+}
+
+/**
+ * Credit and debit notes (56, 61) of the issuing company that a request's references reach, keyed by `notaKey`, each
+ * with its own references. A note absent from the map is not in the company's store. The service resolves it
+ * (services/issue-dte.ts); the domain only reads it, so it stays pure.
+ */
+export type NotasEmitidas = ReadonlyMap<string, readonly DocumentoRef[]>
+
+export const SIN_NOTAS: NotasEmitidas = new Map()
+
+export function notaKey(tipo: number | string, folio: number): string {
+  return `${tipo}:${folio}`
+}
+
+/** A reference to a credit or debit note, whose own references say what it modifies. */
+export function isNotaRef(r: DocumentoRef): boolean {
+  return r.tipo_doc_ref === 56 || r.tipo_doc_ref === 61
+}
+
+/**
+ * Retentions belong to purchase invoices (46) and the notes that modify one (docs/sii-protocol.md §2.4 "Factura de
+ * compra"), directly or through other notes: the SII's certification set for the 46 has a debit note that annuls the
+ * credit note of a 46 and carries the 46's IVA retention. A referenced note not in `notas` may lead to a 46 (it was
+ * issued elsewhere, or not resolved): it is given the benefit of the doubt.
+ */
+export function allowsRetenciones(tipo: TipoDte, referencias: readonly (DocumentoRef | number | string)[], notas: NotasEmitidas = SIN_NOTAS): boolean {
   if (tipo === 46) return true
-  return (tipo === 56 || tipo === 61) && referencedTipos.includes(46)
+  // A bare type is a reference whose folio is not known: a note given so can only be unknown.
+  const refs = referencias.map((r) => (typeof r === 'object' ? r : { tipo_doc_ref: r, folio_ref: 0 }))
+  return (tipo === 56 || tipo === 61) && leadsTo46(refs, notas, new Map()) !== false
+}
+
+/** true: some reference reaches a 46; null: none does, but some reaches a note not in `notas`; false: none can. */
+function leadsTo46(referencias: readonly DocumentoRef[], notas: NotasEmitidas, seen: Map<string, boolean | null>): boolean | null {
+  let result: boolean | null = false
+  for (const r of referencias) {
+    if (r.tipo_doc_ref === 46) return true
+    if (!isNotaRef(r)) continue
+    const key = notaKey(r.tipo_doc_ref, r.folio_ref)
+    if (!seen.has(key)) {
+      seen.set(key, false)  // a cycle of notes adds nothing
+      const own = notas.get(key)
+      seen.set(key, own === undefined ? null : leadsTo46(own, notas, seen))
+    }
+    const found = seen.get(key)!
+    if (found === true) return true
+    if (found === null) result = null
+  }
+  return result
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -4,13 +4,16 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto'
 import { isoTimestamp, santiagoDate, santiagoTimestamp } from '../clock'
 import { takeFolio } from '../db/caf-store'
-import { insertDte } from '../db/dte-store'
+import { findDteReferencias, insertDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey } from '../db/idempotency-store'
+import type { Db } from '../db/open'
 import type { CafRow, EmpresaRow, IdempotencyRow } from '../db/schema'
 import { canonicalJson } from '../domain/canonical-json'
-import { resolveFechaEmision, type EmitirDte } from '../domain/emision'
+import { documentReferences, resolveFechaEmision, type EmitirDte } from '../domain/emision'
+import { checkEmision } from '../domain/emision-rules'
 import { normalizeRut } from '../domain/rut'
+import { isNotaRef, notaKey, reglaImpuesto, type DocumentoRef, type NotasEmitidas } from '../domain/tipos'
 import { computeTotals } from '../domain/totals'
 import { TimbreError } from '../errors'
 import { readCafElement, type Caf } from '../xml/caf'
@@ -82,6 +85,57 @@ function stampAndSign(deps: Pick<Deps, 'vault'>, input: { empresa: EmpresaRow; f
   return toLatin1Bytes(signDte(xml, input.signer))
 }
 
+// ------------------------------------------------------------------------------------------------ notes over notes
+
+/** Notes looked up for one request at most: real chains are one to three notes long; past this the rest count as unknown. */
+const MAX_NOTAS = 64
+
+function hasRetenciones(request: EmitirDte): boolean {
+  const codes = [...request.detalle.map((l) => l.cod_imp_adic), ...(request.impuestos_retenciones ?? []).map((t) => t.tipo_imp)]
+  return codes.some((code) => code !== undefined && reglaImpuesto(code)?.clase === 'R')
+}
+
+/** The stored `referencias` JSON as the retention rule reads it; anything else in it is ignored. */
+function asDocumentoRefs(stored: readonly unknown[]): DocumentoRef[] {
+  return stored.flatMap((r) => {
+    const { tipo_doc_ref: tipo, folio_ref: folio } = (r ?? {}) as Record<string, unknown>
+    return (typeof tipo === 'number' || typeof tipo === 'string') && typeof folio === 'number' ? [{ tipo_doc_ref: tipo, folio_ref: folio }] : []
+  })
+}
+
+/** The company's notes reachable from `refs` through their own references, each looked up once by (tipo, folio). */
+function resolveNotas(db: Db, empresaId: string, refs: readonly DocumentoRef[]): NotasEmitidas {
+  const notas = new Map<string, DocumentoRef[]>()
+  const looked = new Set<string>()
+  const pending = refs.filter(isNotaRef)
+  for (let r = pending.pop(); r !== undefined && looked.size < MAX_NOTAS; r = pending.pop()) {
+    const key = notaKey(r.tipo_doc_ref, r.folio_ref)
+    if (looked.has(key)) continue
+    looked.add(key)
+    const stored = findDteReferencias(db, empresaId, Number(r.tipo_doc_ref), r.folio_ref)
+    if (stored === undefined) continue
+    const own = asDocumentoRefs(stored)
+    notas.set(key, own)
+    pending.push(...own.filter(isNotaRef))
+  }
+  return notas
+}
+
+// A 56/61 with retention codes over another note is valid when that note leads to a 46 (domain/tipos.ts
+// allowsRetenciones). The door validated the request without the store, so every referenced note counted as unknown
+// and was accepted; here, the one place that owns the store, the notes are looked up and the rules run again with
+// them, so a chain that ends at a 33 is refused with the same 400 at the same field paths. Chosen over a lookup
+// function handed to the domain: the rule stays pure data in, errors out, and the door needs no access to the store.
+function checkRetencionesSobreNotas(db: Db, empresaId: string, request: EmitirDte, today: string): void {
+  if ((request.tipo_dte !== 56 && request.tipo_dte !== 61) || !hasRetenciones(request)) return
+  const refs = documentReferences(request)
+  if (!refs.some(isNotaRef)) return
+  const notas = resolveNotas(db, empresaId, refs)
+  if (notas.size === 0) return
+  const errors = checkEmision(request, today, { notas })
+  if (errors.length > 0) throw new TimbreError('VALIDATION_ERROR', { details: errors })
+}
+
 export interface IssueInput {
   readonly empresaId: string
   readonly idempotencyKey: string
@@ -94,6 +148,7 @@ export interface IssueInput {
 export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config'>, input: IssueInput): StoredAnswer {
   const now = deps.clock.now()
   const hash = requestHash(input.body)
+  checkRetencionesSobreNotas(deps.store.db, input.empresaId, input.request, santiagoDate(now))
   const certificado = openActiveCertificado(deps, input.empresaId, now)
   const empresa = findEmpresaById(deps.store.db, input.empresaId)
   if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)

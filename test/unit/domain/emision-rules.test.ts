@@ -1,7 +1,7 @@
 // Every validation rule of an issuance request fails with its exact dot path and DESIGN §5 detail code: the rules
 // across fields (domain/emision-rules.ts) and the shape (http/schemas/dte.ts), both through validateEmision.
 import { describe, expect, test } from 'bun:test'
-import type { EmitirDte } from '../../../src/domain/emision'
+import type { EmitirDte, TipoDte } from '../../../src/domain/emision'
 import { checkEmision } from '../../../src/domain/emision-rules'
 import { validateEmision } from '../../../src/http/schemas/dte'
 
@@ -320,5 +320,49 @@ describe('validateEmision: the shape (EmitirDteBody) fails at the exact path', (
   test('tipo_doc_ref takes a TipoDTE, a short code or SET', () => {
     for (const tipo_doc_ref of [33, '801', 'DUS', 'SET'])
       expect(validateEmision({ ...factura(), referencias: [{ tipo_doc_ref, folio_ref: tipo_doc_ref === 'SET' ? 0 : 1, fecha_ref: '2025-06-01', razon_ref: 'CASO 1' }] }, TODAY).ok).toBe(true)
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ notes over notes
+
+describe('checkEmision: retention codes on a note whose references lead to a 46 through other notes', () => {
+  const refA = (tipo_doc_ref: TipoDte, folio_ref: number, codigo_ref: 1 | 3 = 1) => ({ tipo_doc_ref, folio_ref, fecha_ref: '2025-06-01', codigo_ref, razon_ref: 'x' })
+  const debitoRetenido = (tipo: TipoDte, folio: number): EmitirDte => ({
+    ...notaCredito(1),
+    tipo_dte: 56,
+    referencias: [refA(tipo, folio)],
+    detalle: [{ nombre: 'Chatarra', cantidad: 1, precio: 1000, cod_imp_adic: 15 }],
+    impuestos_retenciones: [{ tipo_imp: 15, tasa_imp: 19 }],
+  })
+  const notas = (entries: Array<[string, Array<{ tipo_doc_ref: number | string; folio_ref: number }>]>) => ({ notas: new Map(entries) })
+  const fields = (errors: { field: string; code: string }[]) => errors.map((e) => `${e.field}:${e.code}`)
+  const REFUSED = ['detalle.0.cod_imp_adic:NOT_ALLOWED', 'impuestos_retenciones.0.tipo_imp:NOT_ALLOWED']
+
+  test('without context every referenced note is unknown: a 56 over a 61 keeps its retention', () => {
+    expect(checkEmision(debitoRetenido(61, 7), TODAY)).toEqual([])
+  })
+
+  test.each<[string, Array<[string, Array<{ tipo_doc_ref: number | string; folio_ref: number }>]>]>([
+    ['the 61 of a 46', [['61:7', [{ tipo_doc_ref: 46, folio_ref: 3 }]]]],
+    ['the 61 of a 56 of a 46', [['61:7', [{ tipo_doc_ref: 56, folio_ref: 2 }]], ['56:2', [{ tipo_doc_ref: 46, folio_ref: 3 }]]]],
+    ['the 61 of a 56 not in the store', [['61:7', [{ tipo_doc_ref: 56, folio_ref: 2 }]]]],
+    ['the 61 of a SET case and a 46', [['61:7', [{ tipo_doc_ref: 'SET', folio_ref: 0 }, { tipo_doc_ref: 46, folio_ref: 3 }]]]],
+  ])('accepted: a 56 over %s', (_, entries) => {
+    expect(checkEmision(debitoRetenido(61, 7), TODAY, notas(entries))).toEqual([])
+  })
+
+  test.each<[string, Array<[string, Array<{ tipo_doc_ref: number | string; folio_ref: number }>]>]>([
+    ['the 61 of a 33', [['61:7', [{ tipo_doc_ref: 33, folio_ref: 3 }]]]],
+    ['the 61 of a 56 of a 33', [['61:7', [{ tipo_doc_ref: 56, folio_ref: 2 }]], ['56:2', [{ tipo_doc_ref: 33, folio_ref: 3 }]]]],
+    ['two notes referencing each other, neither reaching a 46', [['61:7', [{ tipo_doc_ref: 56, folio_ref: 2 }]], ['56:2', [{ tipo_doc_ref: 61, folio_ref: 7 }]]]],
+  ])('refused at the same paths as a 56 over a 33: a 56 over %s', (_, entries) => {
+    expect(fields(checkEmision(debitoRetenido(61, 7), TODAY, notas(entries)))).toEqual(REFUSED)
+    expect(fields(checkEmision(debitoRetenido(33, 3), TODAY))).toEqual(REFUSED)
+  })
+
+  test('one reference leading to a 46 is enough', () => {
+    const request = { ...debitoRetenido(61, 7), referencias: [refA(61, 7, 3), refA(61, 8, 3)] }
+    expect(fields(checkEmision(request, TODAY, notas([['61:7', [{ tipo_doc_ref: 33, folio_ref: 1 }]], ['61:8', [{ tipo_doc_ref: 33, folio_ref: 2 }]]])))).toEqual(REFUSED)
+    expect(checkEmision(request, TODAY, notas([['61:7', [{ tipo_doc_ref: 33, folio_ref: 1 }]], ['61:8', [{ tipo_doc_ref: 46, folio_ref: 2 }]]]))).toEqual([])
   })
 })
