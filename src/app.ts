@@ -1,14 +1,15 @@
 // Composition root: turns a Config into the Deps every door (HTTP, CLI, jobs) hands to the services.
 import { systemClock, type Clock } from './clock'
 import { jwtPublicKeyPathsFromEnv, masterKeyFromEnv, type Config } from './config'
-import { loadMasterKey, loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
-import { createVault } from './crypto/vault'
+import { loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
-import { openDatabase, type Store } from './db/open'
+import { ensureDataDir, openDatabase, type Store } from './db/open'
+import { lockDataDir } from './db/serve-lock'
 import type { Logger } from './log'
 import type { Deps } from './services/deps'
+import { openVault } from './services/master-key'
 import { buildKeyring, type JwtKeyring } from './services/tokens'
 
 export async function loadKeyring(dataDir: string, publicKeyPaths: readonly string[]): Promise<JwtKeyring> {
@@ -69,11 +70,21 @@ export interface Runtime {
   close(): Promise<void>
 }
 
+/** The runtime of `serve`: holds the data dir's exclusive lock until `close` (DESIGN §3: one server per data dir). */
 export async function buildDeps(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
-  const store = openDatabase(config.dataDir, { log })
+  ensureDataDir(config.dataDir)
+  const lock = lockDataDir(config.dataDir)
+  let store: Store
   try {
-    // Made at first start (DESIGN §2), so a backup taken right after start already holds it.
-    const vault = createVault(loadMasterKey(config.dataDir, config.masterKey))
+    store = openDatabase(config.dataDir, { log })
+  } catch (err) {
+    lock.release()
+    throw err
+  }
+  try {
+    // Made at first start (DESIGN §2), so a backup taken right after start already holds it; never made over sealed
+    // data it would not open (DESIGN §3).
+    const vault = openVault(store, config.masterKey)
     const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
     const sii = await connectSii(config, log, clock)
     const health = withHealth(sii.client, clock)
@@ -85,17 +96,22 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
       async close() {
         await sii.stop()
         store.close()
+        lock.release()
       },
     }
   } catch (err) {
     store.close()
+    lock.release()
     throw err
   }
 }
 
-/** What an admin command needs: the store of its data dir (opened, migrated) and the clock. */
-export function openAdminStore(dataDir: string, log: Logger): Store {
-  return openDatabase(dataDir, { log })
+/**
+ * What an admin command needs: the store of its data dir, opened and migrated. It must already exist unless the
+ * command is one that creates it (`empresa create`; DESIGN §3).
+ */
+export function openAdminStore(dataDir: string, log: Logger, opts: { create?: boolean } = {}): Store {
+  return openDatabase(dataDir, { log, create: opts.create ?? false })
 }
 
 export { masterKeyFromEnv, jwtPublicKeyPathsFromEnv }

@@ -5,8 +5,9 @@ import type { Store } from '../db/open'
 import { stderrLogger } from '../log'
 import type { ParsedArgs } from './command'
 
-export async function withAdminStore<T>(args: ParsedArgs, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = openAdminStore(dataDirFrom(args.flags), stderrLogger())
+/** `create` only for the commands DESIGN §3 lets create a database (`empresa create`); the rest need an existing one. */
+export async function withAdminStore<T>(args: ParsedArgs, fn: (store: Store) => T | Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+  const store = openAdminStore(dataDirFrom(args.flags), stderrLogger(), opts)
   try {
     return await fn(store)
   } finally {

@@ -44,7 +44,7 @@ export const empresaCreate: Command = {
   flags: { '--rut': { takesValue: true, help: 'RUT de la empresa (con o sin puntos)' }, ...FIELD_FLAGS, ...DATA_DIR_FLAG },
   async run(args) {
     const rut = requireFlag(args, '--rut')
-    return withAdminStore(args, (store) => createEmpresa(store, { rut, ...fieldsFrom(args) }, new Date()))
+    return withAdminStore(args, (store) => createEmpresa(store, { rut, ...fieldsFrom(args) }, new Date()), { create: true })
   },
 }
 

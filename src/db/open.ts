@@ -1,8 +1,8 @@
 // One way to open the store, for `serve` and every admin command (STYLE §6): checks the data dir, sets the pragmas,
 // backs up before migrating, migrates, refuses a database written by a newer Timbre (DESIGN §1).
 import { Database } from 'bun:sqlite'
-import { accessSync, constants, mkdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import type { Logger } from '../log'
 import { silentLogger } from '../log'
@@ -85,8 +85,20 @@ function migrate(sqlite: Database, db: Db, dataDir: string, migrations: readonly
   return after
 }
 
-export function openDatabase(dataDir: string, opts: { log?: Logger; migrations?: readonly EmbeddedMigration[] } = {}): Store {
+/**
+ * DESIGN §3: only `serve`, `empresa create` and `restore` create a data dir's database. Every other command opens an
+ * existing one, so a command run from the wrong folder fails naming the path it looked at instead of answering `[]`
+ * or "not found" from a fresh, empty store (a revoked key that is not revoked).
+ */
+export function assertDatabaseExists(dataDir: string): void {
+  const path = resolve(dataDir, DB_FILE)
+  if (!existsSync(path))
+    throw new StoreError(`no hay una base de datos de Timbre en ${path}; indique el directorio de datos con --data-dir o TIMBRE_DATA_DIR`)
+}
+
+export function openDatabase(dataDir: string, opts: { log?: Logger; migrations?: readonly EmbeddedMigration[]; create?: boolean } = {}): Store {
   const log = opts.log ?? silentLogger
+  if (opts.create === false) assertDatabaseExists(dataDir)
   ensureDataDir(dataDir)
   const path = join(dataDir, DB_FILE)
   const sqlite = new Database(path, { create: true, strict: true })

@@ -108,13 +108,24 @@ export function requeueDelivery(db: Db, id: string, at: string): DeliveryRow | u
 }
 
 /** Queues again every delivery of an event (CLI `webhook redeliver --event`). */
-export function requeueEvent(db: Db, eventId: string, at: string): number {
-  return db
+/**
+ * Every delivery of the event to a webhook that still exists goes back to pending. Deliveries of deleted webhooks are
+ * left as they are: the delivery job never takes them (findDueDeliveries), so requeued they would stay pending forever.
+ */
+export function requeueEvent(db: Db, eventId: string, at: string): { requeued: number; ofDeletedWebhooks: number } {
+  const live = sql`${webhookDeliveries.webhook_id} IN (SELECT ${webhooks.id} FROM ${webhooks} WHERE ${webhooks.deleted_at} IS NULL)`
+  const requeued = db
     .update(webhookDeliveries)
     .set({ status: 'pending', next_attempt_at: at, updated_at: at })
-    .where(and(eq(webhookDeliveries.event_id, eventId), sql`${webhookDeliveries.status} <> 'cancelled'`))
+    .where(and(eq(webhookDeliveries.event_id, eventId), sql`${webhookDeliveries.status} <> 'cancelled'`, live))
     .returning({ id: webhookDeliveries.id })
     .all().length
+  const ofDeletedWebhooks = db
+    .select({ n: sql<number>`count(*)` })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.event_id, eventId), sql`NOT (${live})`))
+    .get()!.n
+  return { requeued, ofDeletedWebhooks }
 }
 
 export function isCafAlertArmed(db: Db, empresaId: string, tipoDte: number): boolean {
@@ -132,4 +143,14 @@ export function announcedExpiryDays(db: Db, certificadoId: string): number[] {
 
 export function markExpiryAnnounced(db: Db, certificadoId: string, dias: readonly number[], at: string): void {
   for (const d of dias) db.insert(certificadoAlerts).values({ certificado_id: certificadoId, dias: d, created_at: at }).onConflictDoNothing().run()
+}
+
+/** Pending deliveries of deleted webhooks, which no job takes (left by an older `redeliver --event`), become cancelled. */
+export function cancelDeliveriesOfDeletedWebhooks(db: Db, at: string): number {
+  return db
+    .update(webhookDeliveries)
+    .set({ status: 'cancelled', next_attempt_at: null, updated_at: at })
+    .where(and(eq(webhookDeliveries.status, 'pending'), sql`${webhookDeliveries.webhook_id} IN (SELECT ${webhooks.id} FROM ${webhooks} WHERE ${webhooks.deleted_at} IS NOT NULL)`))
+    .returning({ id: webhookDeliveries.id })
+    .all().length
 }

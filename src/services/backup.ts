@@ -73,7 +73,7 @@ export async function restoreBackup(from: string, dataDir: string): Promise<Rest
   }
   if (!existsSync(join(dataDir, DB_FILE))) throw new RestoreError(`${from} no contiene ${DB_FILE}`)
   for (const f of [DB_FILE, MASTER_KEY_FILE, JWT_PRIVATE_KEY_FILE]) if (existsSync(join(dataDir, f))) chmodSync(join(dataDir, f), 0o600)
-  const store = openDatabase(dataDir)
+  const store = openDatabase(dataDir, { create: false })
   try {
     const check = store.sqlite.query('PRAGMA integrity_check').get() as { integrity_check: string }
     if (check.integrity_check !== 'ok') throw new RestoreError(`la base restaurada no pasa integrity_check: ${check.integrity_check}`)

@@ -1,7 +1,7 @@
 // Webhook subscriptions and their delivery log (spec 4.4, DESIGN §7, §12).
 import { randomBytes } from 'node:crypto'
 import { isoTimestamp } from '../clock'
-import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent } from '../db/webhook-store'
+import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent, cancelDeliveriesOfDeletedWebhooks } from '../db/webhook-store'
 import type { DeliveryRow, WebhookRow } from '../db/schema'
 import { PING, type EventType } from '../domain/events'
 import { TimbreError, type FieldError } from '../errors'
@@ -133,7 +133,17 @@ export function companyDeliveries(deps: Pick<Deps, 'store'>, empresaId: string, 
 
 /** `timbre webhook redeliver --event`: every delivery of the event goes out again now. */
 export function redeliverEvent(deps: Pick<Deps, 'store'>, eventId: string, now: Date): { event_id: string; requeued: number } {
-  const requeued = deps.store.db.transaction((tx) => requeueEvent(tx, eventId, isoTimestamp(now)), { behavior: 'immediate' })
+  const { requeued, ofDeletedWebhooks } = deps.store.db.transaction((tx) => requeueEvent(tx, eventId, isoTimestamp(now)), { behavior: 'immediate' })
+  if (requeued === 0 && ofDeletedWebhooks > 0)
+    throw new TimbreError('NOT_FOUND', {
+      message: `Las entregas del evento ${eventId} son de webhooks eliminados: no se reenvían. Registre el webhook de nuevo para recibir eventos futuros.`,
+      context: { event_id: eventId, deliveries_of_deleted_webhooks: ofDeletedWebhooks },
+    })
   if (requeued === 0) throw new TimbreError('NOT_FOUND', { message: `No hay entregas del evento ${eventId}.` })
   return { event_id: eventId, requeued }
+}
+
+/** Housekeeping: no delivery stays pending for a webhook that no longer exists (DESIGN §7: deleting one cancels them). */
+export function cancelOrphanDeliveries(deps: Pick<Deps, 'store'>, now: Date): number {
+  return cancelDeliveriesOfDeletedWebhooks(deps.store.db, isoTimestamp(now))
 }

@@ -191,7 +191,7 @@ describe('migrations and lifecycle', () => {
 
   test('a database migrated by a newer Timbre is refused', () => {
     const dir = tempDir('timbre-newer-')
-    expect(runBinary(['empresa', 'list', '--data-dir', dir]).code).toBe(0)
+    expect(runBinary([...empresaArgs, '--data-dir', dir]).code).toBe(0)
     const db = new Database(join(dir, 'timbre.db'))
     db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-the-future', 99999999999999)")
     db.close()

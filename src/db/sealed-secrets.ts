@@ -1,0 +1,21 @@
+// One sealed secret of each kind, the newest, with the purpose it was sealed under (crypto/vault.ts): enough to tell
+// whether a master key opens this data dir before anything relies on it (DESIGN §3).
+import { desc } from 'drizzle-orm'
+import type { Db } from './open'
+import { cafs, certificados, webhooks } from './schema'
+
+export interface SealedSample {
+  readonly purpose: string
+  readonly sealed: Uint8Array
+}
+
+export function sealedSecretSamples(db: Db): SealedSample[] {
+  const certificado = db.select({ id: certificados.id, sealed: certificados.private_key_sealed }).from(certificados).orderBy(desc(certificados.id)).limit(1).get()
+  const caf = db.select({ id: cafs.id, sealed: cafs.private_key_sealed }).from(cafs).orderBy(desc(cafs.id)).limit(1).get()
+  const webhook = db.select({ id: webhooks.id, sealed: webhooks.secret_sealed }).from(webhooks).orderBy(desc(webhooks.id)).limit(1).get()
+  return [
+    ...(certificado ? [{ purpose: `certificado:${certificado.id}`, sealed: certificado.sealed }] : []),
+    ...(caf ? [{ purpose: `caf:${caf.id}`, sealed: caf.sealed }] : []),
+    ...(webhook ? [{ purpose: `webhook:${webhook.id}`, sealed: webhook.sealed }] : []),
+  ]
+}

@@ -1,0 +1,40 @@
+// One `serve` per data dir (DESIGN §3). Two servers on one database would each run the submission and tracking jobs
+// and each keep its own rate limits and token caches; leases keep them from uploading a DTE twice, but nothing else
+// was built for it. The lock is SQLite's own file lock on `<data-dir>/serve.lock`, held by a transaction that is never
+// committed: the operating system drops it when the process dies, even by SIGKILL, so no stale lock survives a crash
+// (a pid file alone would). Node has no flock; this is the portable lock Bun already ships.
+import { Database } from 'bun:sqlite'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { StoreError } from './open'
+
+const LOCK_FILE = 'serve.lock'
+/** Only for the message a second server prints; the lock itself is the file lock. */
+const PID_FILE = 'serve.pid'
+
+export interface ServeLock {
+  release(): void
+}
+
+export function lockDataDir(dataDir: string): ServeLock {
+  const lock = new Database(join(dataDir, LOCK_FILE), { create: true })
+  try {
+    lock.run('PRAGMA busy_timeout = 0')
+    lock.run('PRAGMA locking_mode = EXCLUSIVE')
+    lock.run('BEGIN EXCLUSIVE')
+  } catch (err) {
+    lock.close()
+    const code = (err as { code?: string }).code ?? ''
+    if (!code.startsWith('SQLITE_BUSY') && code !== 'SQLITE_LOCKED') throw err
+    const pidPath = join(dataDir, PID_FILE)
+    const pid = existsSync(pidPath) ? readFileSync(pidPath, 'utf8').trim() : '?'
+    throw new StoreError(`otro proceso timbre serve (pid ${pid}) ya usa el directorio de datos ${resolve(dataDir)}; deténgalo o use otro --data-dir`)
+  }
+  writeFileSync(join(dataDir, PID_FILE), `${process.pid}\n`)
+  return {
+    release() {
+      rmSync(join(dataDir, PID_FILE), { force: true })
+      lock.close()
+    },
+  }
+}
