@@ -25,8 +25,12 @@ export const CLIENTE_MAX_LENGTH = {
 // DESIGN §12. `nombre` and `descripcion` match a DTE line's `nombre` and `dsc_item` (spec §8).
 export const PRODUCTO_MAX_LENGTH = { codigo: 50, nombre: 200, descripcion: 1000, categoria: 100 } as const
 
-/** A DTE line's `precio` bound (12 digits, DTE_v10.xsd PrcItem), so a producto's price always fits a line. */
-export const PRECIO_UNITARIO_MAX = 999_999_999_999
+/**
+ * Spec 2.17 types `precio_unitario` as int64; a JSON number carries integers exactly up to 2^53 − 1, so that is the
+ * bound (SQLite's INTEGER holds it exactly). A price beyond a DTE line's `precio` (12 digits, DTE_v10.xsd PrcItem) may
+ * be kept in the catalog; the issuance request that copies it is the one refused.
+ */
+export const PRECIO_UNITARIO_MAX = Number.MAX_SAFE_INTEGER
 
 /** Search `q` (DESIGN §8): 1 to 100 characters; `limit` 1 to 50, default 10. */
 export const SEARCH_Q_MAX = 100

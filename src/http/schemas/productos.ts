@@ -23,7 +23,12 @@ const productoFields = {
   ),
   descripcion: text('descripcion', 'Descripción; en un DTE, el dsc_item de la línea'),
   precio_unitario: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: PRECIO_UNITARIO_MAX, nullable: true, description: 'Precio unitario en pesos, entero ≥ 0; null: sin precio de lista.' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: PRECIO_UNITARIO_MAX,
+      nullable: true,
+      description: `Precio unitario en pesos, entero de 0 a ${PRECIO_UNITARIO_MAX} (int64 que un número JSON lleva exacto); null: sin precio de lista.`,
+    }),
   ),
   unidad: Type.Optional(Unidad),
   es_exento: Type.Optional(Type.Boolean({ description: 'Exento de IVA (en un DTE, ind_exe 1). Por defecto false.' })),
