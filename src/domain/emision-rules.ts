@@ -26,7 +26,17 @@ import {
   reglaImpuesto,
   type NotasEmitidas,
 } from './tipos'
-import { amountDecimals, codesCoveringAllAffected, computeTotals, decimalPlaces, findNegativeDescuento } from './totals'
+import {
+  amountDecimals,
+  codesCoveringAllAffected,
+  computeExentoExacto,
+  computeLineAmounts,
+  computeTotals,
+  decimalPlaces,
+  findNegativeDescuento,
+  type LineAmounts,
+  type Totales,
+} from './totals'
 
 /** DESIGN §12: `metadata` over 16 KB serialized is TOO_LONG. */
 export const METADATA_MAX_BYTES = 16 * 1024
@@ -69,8 +79,8 @@ export function checkEmision(request: EmitirDte, today: string, context: Emision
     ...checkDescuentosGlobales(request),
     ...checkExportData(request),
   ]
-  // Totals are computed only from a request that passed every other rule: they assume it.
-  return errors.length > 0 ? errors : checkTotalsSign(request)
+  // Amounts are computed only from a request that passed every other rule: they assume it.
+  return errors.length > 0 ? errors : checkAmounts(request)
 }
 
 // ------------------------------------------------------------------------------------------------ header
@@ -311,9 +321,10 @@ function checkComisiones(request: EmitirDte): FieldError[] {
     if (c.tasa_comision !== undefined && decimalPlaces(c.tasa_comision) > 2)
       errors.push(fail(`comisiones.${i}.tasa_comision`, 'INVALID_FORMAT', 'Admite como máximo 2 decimales.'))
     // Only the Liquidacion's commission values are signed (ValorType); the Documento's are MontoType.
-    if (request.tipo_dte !== 43)
-      for (const field of ['val_com_neto', 'val_com_exe', 'val_com_iva'] as const)
-        if ((c[field] ?? 0) < 0) errors.push(fail(`comisiones.${i}.${field}`, 'OUT_OF_RANGE', 'No puede ser negativo.'))
+    for (const field of ['val_com_neto', 'val_com_exe', 'val_com_iva'] as const) {
+      if (request.tipo_dte !== 43 && (c[field] ?? 0) < 0) errors.push(fail(`comisiones.${i}.${field}`, 'OUT_OF_RANGE', 'No puede ser negativo.'))
+      else if (Math.abs(c[field] ?? 0) > MONTO_MAX) errors.push(fail(`comisiones.${i}.${field}`, 'OUT_OF_RANGE', `Debe ser como máximo ${LIMITE_PESOS}.`))
+    }
     return errors
   })
 }
@@ -338,6 +349,8 @@ function checkImpuesto(request: EmitirDte, i: number, notas: NotasEmitidas): Fie
     errors.push(fail(at('tasa_imp'), 'INVALID_FORMAT', 'Admite como máximo 2 decimales.'))
   if (t.monto_imp !== undefined && t.monto_imp < 0 && request.tipo_dte !== 43)
     errors.push(fail(at('monto_imp'), 'OUT_OF_RANGE', 'No puede ser negativo.'))
+  else if (t.monto_imp !== undefined && Math.abs(t.monto_imp) > MONTO_MAX)
+    errors.push(fail(at('monto_imp'), 'OUT_OF_RANGE', `Debe ser como máximo ${LIMITE_PESOS}.`))
   if (t.monto_imp === undefined && t.tasa_imp === undefined && regla.tasa === null)
     errors.push(fail(at('monto_imp'), 'REQUIRED', `El código ${t.tipo_imp} no tiene tasa fija: informe monto_imp o tasa_imp.`))
   return errors
@@ -430,21 +443,111 @@ function checkAduanaCodes(data: ExportData): FieldError[] {
   })
 }
 
-// ------------------------------------------------------------------------------------------------ totals
+// ------------------------------------------------------------------------------------------------ amounts
 
-/** Largest amount accepted (15 digits): totals stay exact JavaScript integers, far inside MontoType's 18 digits. */
+/**
+ * Largest peso amount accepted (15 digits). MontoType, MntImpType and ValorType (SiiTypes_v10.xsd) take 18 digits, but
+ * every amount also travels as a JavaScript and a JSON number, exact only up to 2^53 − 1 (16 digits): 15 digits keep
+ * each amount and the sums of them exact, inside the XSD.
+ */
 export const MONTO_MAX = 999_999_999_999_999
 
+/**
+ * Integer digits of an export's amounts: Exportaciones' MontoItem, MntExe and MntTotal are xs:decimal up to
+ * 99 999 999 999 999.9999 (DTE_v10.xsd), and so are OtraMoneda's peso amounts (Dec14_4-0Type).
+ */
+export const EXPORT_INTEGER_DIGITS = 14
+
+const LIMITE_PESOS = `${MONTO_MAX} (15 dígitos)`
+
+/** The largest amount, in the smallest unit of `decimals`, that an export's MontoItem, MntExe, MntTotal can take. */
+function exportMaxScaled(decimals: number): bigint {
+  return 10n ** BigInt(EXPORT_INTEGER_DIGITS + decimals) - 1n
+}
+
+function exportLimitText(decimals: number): string {
+  return `${scaledText(exportMaxScaled(decimals), decimals)} (${EXPORT_INTEGER_DIGITS} dígitos enteros)`
+}
+
+/** An exact scaled amount as a decimal text, never in exponent form: 123456789n with 4 decimals → 12345.6789. */
+function scaledText(value: bigint, decimals: number): string {
+  const digits = (value < 0n ? -value : value).toString().padStart(decimals + 1, '0')
+  const int = digits.slice(0, digits.length - decimals)
+  const frac = decimals > 0 ? `.${digits.slice(digits.length - decimals)}` : ''
+  return `${value < 0n ? '-' : ''}${int}${frac}`
+}
+
+const abs = (n: bigint): bigint => (n < 0n ? -n : n)
+
+// Amounts are checked once every other rule passed (they assume a well-formed request): lines first, computed exactly
+// (totals.ts computeLineAmounts) before any of them becomes a number (one past 10^21 prints as 9.99e+23, which no
+// XSD amount type accepts), then the totals.
+function checkAmounts(request: EmitirDte): FieldError[] {
+  const amounts = computeLineAmounts(request)
+  const lineErrors = request.detalle.flatMap((linea, i) => checkLineAmounts(request, linea, i, amounts[i]!))
+  return lineErrors.length > 0 ? lineErrors : checkTotals(request)
+}
+
+// DescuentoMonto and RecargoMonto are MntImpType (whole units even in exports, DESIGN §12), MontoItem MontoType, or
+// the export's decimal. The line answers at the field its amounts come from: monto_item when given, else cantidad,
+// which multiplies a precio that is already within PrcItem's 12 digits.
+function checkLineAmounts(request: EmitirDte, linea: Linea, i: number, amounts: LineAmounts): FieldError[] {
+  const decimals = amountDecimals(request)
+  const unit = 10n ** BigInt(decimals)
+  const isExport = TIPOS[request.tipo_dte].isExport
+  const source = linea.monto_item !== undefined ? 'monto_item' : linea.cantidad !== undefined ? 'cantidad' : 'precio'
+  const hint = source === 'monto_item' ? 'reduzca monto_item' : 'reduzca la cantidad o el precio'
+  const over = (element: string, value: string, limit: string) =>
+    fail(`detalle.${i}.${source}`, 'OUT_OF_RANGE', `El ${element} de la línea sería ${value}, más que el máximo de ${limit} del esquema del SII: ${hint}.`)
+  if (amounts.descuento / unit > BigInt(MONTO_MAX)) return [over('descuento (DescuentoMonto)', String(amounts.descuento / unit), LIMITE_PESOS)]
+  if (amounts.recargo / unit > BigInt(MONTO_MAX)) return [over('recargo (RecargoMonto)', String(amounts.recargo / unit), LIMITE_PESOS)]
+  if (isExport && abs(amounts.montoItem) > exportMaxScaled(decimals))
+    return [over('monto (MontoItem)', scaledText(amounts.montoItem, decimals), exportLimitText(decimals))]
+  if (!isExport && abs(amounts.montoItem) > BigInt(MONTO_MAX)) return [over('monto (MontoItem)', String(amounts.montoItem), LIMITE_PESOS)]
+  return []
+}
+
 // Every amount of a Documento, Exportaciones or boleta is non-negative in the XSD (MontoType); only 43 may go below.
-function checkTotalsSign(request: EmitirDte): FieldError[] {
+function checkTotals(request: EmitirDte): FieldError[] {
   const negativeAt = findNegativeDescuento(request)
   if (negativeAt !== null && request.tipo_dte !== 43)
     return [fail(`descuentos_globales.${negativeAt}.valor_dr`, 'INCONSISTENT', 'El descuento deja un total negativo.')]
   const totales = computeTotals(request)
-  const amounts = [totales.monto_neto, totales.monto_exento, totales.monto_total, totales.exportacion?.monto_total ?? null]
-  if (amounts.some((m) => m !== null && Math.abs(m) > MONTO_MAX))
-    return [fail('detalle', 'OUT_OF_RANGE', `Los montos del documento superan ${MONTO_MAX}.`)]
+  const tooLarge = TIPOS[request.tipo_dte].isExport ? checkExportTotals(request, totales) : checkPesoTotals(totales)
+  if (tooLarge.length > 0) return tooLarge
   if (request.tipo_dte === 43 || totales.monto_total >= 0) return []
   const field = (request.comisiones ?? []).length > 0 ? 'comisiones' : 'impuestos_retenciones'
   return [fail(field, 'INCONSISTENT', 'Las retenciones o comisiones superan el total del documento.')]
+}
+
+function totalTooLarge(field: string, element: string, limit: string): FieldError {
+  return fail(field, 'OUT_OF_RANGE', `El ${element} del documento supera el máximo de ${limit} del esquema del SII.`)
+}
+
+// Totales of a Documento, Liquidacion or boleta: each amount is an exact integer here (its parts are at most 15 digits
+// each, summed as BigInt in totals.ts); one past MONTO_MAX is refused at the zone it comes from.
+function checkPesoTotals(totales: Totales): FieldError[] {
+  const amounts: Array<[field: string, element: string, value: number | null]> = [
+    ['detalle', 'neto (MntNeto)', totales.monto_neto],
+    ['detalle', 'exento (MntExe)', totales.monto_exento],
+    ['detalle', 'IVA', totales.iva],
+    ['detalle', 'no facturable (MontoNF)', totales.monto_no_facturable],
+    ...totales.impuestos.map((t): [string, string, number] => ['impuestos_retenciones', `impuesto ${t.tipo_imp} (MontoImp)`, t.monto_imp]),
+    ['impuestos_retenciones', 'IVA no retenido (IVANoRet)', totales.iva_no_retenido],
+    ['comisiones', 'neto de comisiones (ValComNeto)', totales.comisiones?.val_com_neto ?? null],
+    ['comisiones', 'exento de comisiones (ValComExe)', totales.comisiones?.val_com_exe ?? null],
+    ['comisiones', 'IVA de comisiones (ValComIVA)', totales.comisiones?.val_com_iva ?? null],
+    ['detalle', 'total (MntTotal)', totales.monto_total],
+  ]
+  const first = amounts.find(([, , value]) => value !== null && Math.abs(value) > MONTO_MAX)
+  return first ? [totalTooLarge(first[0], first[1], LIMITE_PESOS)] : []
+}
+
+// An export's Totales in its currency (MntExe = MntTotal), and its peso amounts, written in OtraMoneda when the
+// currency is foreign (Dec14_4-0Type): both take 14 integer digits.
+function checkExportTotals(request: EmitirDte, totales: Totales): FieldError[] {
+  const decimals = amountDecimals(request)
+  if (computeExentoExacto(request) > exportMaxScaled(decimals)) return [totalTooLarge('detalle', 'total (MntTotal)', exportLimitText(decimals))]
+  if (totales.monto_total > Number(exportMaxScaled(0))) return [totalTooLarge('export_data.tpo_cambio', 'total en pesos (MntTotOtrMnda)', exportLimitText(0))]
+  return []
 }

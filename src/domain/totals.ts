@@ -76,7 +76,9 @@ function percentWhole(amount: bigint, pct: number, unit: bigint): bigint {
   return roundDiv(amount * toScaled(pct, 2), 10_000n * unit) * unit
 }
 
-interface LineAmounts {
+/** A line's amounts as exact integers of the smallest unit (pesos; 1/10 000 of the export currency). */
+export interface LineAmounts {
+  /** DescuentoMonto; whole units (a multiple of the unit) in exports. */
   readonly descuento: bigint
   readonly recargo: bigint
   readonly montoItem: bigint
@@ -105,6 +107,16 @@ function toLineaCalculada(request: EmitirDte, linea: Linea, index: number, decim
     recargo_monto: recargo > 0n ? Number(recargo / unit) : null,
     monto_item: fromScaled(montoItem, decimals),
   }
+}
+
+/**
+ * Every line's amounts, exact, in the smallest unit of `amountDecimals(request)`: what emision-rules checks against the
+ * XSD's digits before any of them becomes a JavaScript number (a number past 2^53 is no longer exact, and past 10^21
+ * it prints in exponent form, which no XSD amount type accepts).
+ */
+export function computeLineAmounts(request: EmitirDte): LineAmounts[] {
+  const decimals = amountDecimals(request)
+  return request.detalle.map((linea) => lineAmounts(linea, decimals))
 }
 
 /** Every line's computed amounts, in request order (NroLinDet 1…). */
@@ -183,6 +195,14 @@ export function codesCoveringAllAffected(request: EmitirDte): ReadonlySet<number
   const afectas = request.detalle.filter((l) => !isLineaExenta(request.tipo_dte, l))
   const first = afectas[0]?.cod_imp_adic
   return first !== undefined && afectas.every((l) => l.cod_imp_adic === first) ? new Set([first]) : new Set()
+}
+
+/** The exempt total after global discounts and surcharges, exact, in the smallest unit (an export's MntExe and MntTotal). */
+export function computeExentoExacto(request: EmitirDte): bigint {
+  const decimals = amountDecimals(request)
+  const { bases } = lineBases(request, decimals)
+  applyDescuentosGlobales(request, bases, decimals)
+  return bases.exento
 }
 
 /** Index of the first global discount that makes a total negative, or null (MontoType is non-negative). */
@@ -269,14 +289,8 @@ function netoEIva(afecto: bigint, isGross: boolean): { neto: bigint; iva: bigint
 function computeComisiones(request: EmitirDte): ComisionesTotales | null {
   const comisiones = request.comisiones ?? []
   if (comisiones.length === 0) return null
-  return comisiones.reduce<ComisionesTotales>(
-    (sum, c) => ({
-      val_com_neto: sum.val_com_neto + c.val_com_neto,
-      val_com_exe: sum.val_com_exe + c.val_com_exe,
-      val_com_iva: sum.val_com_iva + comisionIva(c),
-    }),
-    { val_com_neto: 0, val_com_exe: 0, val_com_iva: 0 },
-  )
+  const sum = (value: (c: (typeof comisiones)[number]) => number) => Number(comisiones.reduce((s, c) => s + BigInt(value(c)), 0n))
+  return { val_com_neto: sum((c) => c.val_com_neto), val_com_exe: sum((c) => c.val_com_exe), val_com_iva: sum(comisionIva) }
 }
 
 export function comisionIva(c: { readonly val_com_neto: number; readonly val_com_iva?: number }): number {
@@ -297,11 +311,12 @@ export function computeTotals(request: EmitirDte): Totales {
   const comisiones = computeComisiones(request)
   const adicionales = sumImpuestos(impuestos, false)
   const retenidos = sumImpuestos(impuestos, true)
-  const comisionesTotal = comisiones ? comisiones.val_com_neto + comisiones.val_com_exe + comisiones.val_com_iva : 0
-  // MntTotal = MntNeto + MntExe + IVA + additional taxes − retained VAT − commissions (docs/sii-protocol.md §2.4 step 5).
-  const total = Number(neto + bases.exento + iva) + adicionales - retenidos - comisionesTotal
+  const comisionesTotal = comisiones ? BigInt(comisiones.val_com_neto) + BigInt(comisiones.val_com_exe) + BigInt(comisiones.val_com_iva) : 0n
+  // MntTotal = MntNeto + MntExe + IVA + additional taxes − retained VAT − commissions (docs/sii-protocol.md §2.4 step 5),
+  // summed exactly: emision-rules refuses a total the XSD cannot take, which needs the true one.
+  const total = Number(neto + bases.exento + iva + adicionales - retenidos - comisionesTotal)
   const hasRetenciones = impuestos.some((t) => t.is_retencion)
-  const ivaNoRetenido = Number(iva) - retenidos
+  const ivaNoRetenido = Number(iva - retenidos)
   const hasNoFacturable = (request.descuentos_globales ?? []).some((dr) => grupoDescuento(request, dr) === 'noFacturable')
   return {
     monto_neto: carriesIva ? Number(neto) : null,
@@ -317,8 +332,8 @@ export function computeTotals(request: EmitirDte): Totales {
   }
 }
 
-function sumImpuestos(impuestos: readonly ImpuestoCalculado[], retencion: boolean): number {
-  return impuestos.filter((t) => t.is_retencion === retencion).reduce((sum, t) => sum + t.monto_imp, 0)
+function sumImpuestos(impuestos: readonly ImpuestoCalculado[], retencion: boolean): bigint {
+  return impuestos.filter((t) => t.is_retencion === retencion).reduce((sum, t) => sum + BigInt(t.monto_imp), 0n)
 }
 
 function hasExentoDescuento(request: EmitirDte): boolean {

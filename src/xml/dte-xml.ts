@@ -109,7 +109,16 @@ function rut(value: string): string {
  * makes every `&` literal: xmlbuilder2 then sees only well-formed `&amp;` and writes it as it is.
  */
 function literalText(value: string | number): string {
-  return String(value).replace(/&/g, '&amp;')
+  return (typeof value === 'number' ? numberText(value) : value).replace(/&/g, '&amp;')
+}
+
+// The last guard: a number past 2^53 is no longer the integer it stands for, and past 10^21 (or below 10^-6) String()
+// writes it as 9.99e+23, which no XSD type accepts. emision-rules refuses such amounts first; here it would be a bug.
+function numberText(value: number): string {
+  const text = String(value)
+  if (!Number.isFinite(value) || /e/i.test(text) || (Number.isInteger(value) && !Number.isSafeInteger(value)))
+    throw new Error(`${text} cannot be written to the DTE: not an exact decimal`)
+  return text
 }
 
 /** Adds `<name>text</name>` when there is something to say. */

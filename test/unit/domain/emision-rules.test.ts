@@ -150,7 +150,8 @@ const cases: Case[] = [
   ['descuentos_globales.0.tpo_valor', 'INCONSISTENT', factura, (b) => { b.detalle[0]!.cod_imp_adic = 27; b.detalle.push({ nombre: 'Sin impuesto', cantidad: 1, precio: 1000 }); b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '$', valor_dr: 100 }] }],
   ['descuentos_globales.1.valor_dr', 'INCONSISTENT', factura, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '%', valor_dr: 50 }, { tpo_mov: 'D', tpo_valor: '$', valor_dr: 50000 }] }],
   ['descuentos_globales.0.valor_dr', 'INCONSISTENT', factura, (b) => { b.descuentos_globales = [{ tpo_mov: 'D', tpo_valor: '$', valor_dr: 10, ind_exe_dr: 1 }] }],
-  ['detalle', 'OUT_OF_RANGE', factura, (b) => { b.detalle[0] = { nombre: 'Enorme', cantidad: 999999999999, precio: 999999999999 } }],
+  ['detalle.0.cantidad', 'OUT_OF_RANGE', factura, (b) => { b.detalle[0] = { nombre: 'Enorme', cantidad: 999999999999, precio: 999999999999 } }],
+  ['detalle', 'OUT_OF_RANGE', factura, (b) => { b.detalle = [1, 2].map(() => ({ nombre: 'Grande', cantidad: 1000, precio: 500_000_000_000 })) }],
   // exports (spec 2.11, DESIGN §12)
   ['export_data', 'REQUIRED', exportacion, (b) => { delete b.export_data }],
   ['export_data', 'NOT_ALLOWED', factura, (b) => { b.export_data = { tpo_moneda: 'DOLAR USA', tpo_cambio: 900 } }],
@@ -364,5 +365,51 @@ describe('checkEmision: retention codes on a note whose references lead to a 46 
     const request = { ...debitoRetenido(61, 7), referencias: [refA(61, 7, 3), refA(61, 8, 3)] }
     expect(fields(checkEmision(request, TODAY, notas([['61:7', [{ tipo_doc_ref: 33, folio_ref: 1 }]], ['61:8', [{ tipo_doc_ref: 33, folio_ref: 2 }]]])))).toEqual(REFUSED)
     expect(checkEmision(request, TODAY, notas([['61:7', [{ tipo_doc_ref: 33, folio_ref: 1 }]], ['61:8', [{ tipo_doc_ref: 46, folio_ref: 2 }]]]))).toEqual([])
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ amount limits
+
+describe('checkEmision: amounts the SII schema cannot take are refused at the line or zone they come from', () => {
+  const fieldsOf = (request: EmitirDte) => checkEmision(request, TODAY).map((e) => [e.field, e.code])
+  // 10^15 − 1 = 1271 × 786 782 061 369: the largest MontoItem accepted (MONTO_MAX), computed as cantidad × precio.
+  const MAYOR = { nombre: 'Represa', cantidad: 1271, precio: 786_782_061_369 }
+
+  test('the issue: cantidad and precio of 12 digits with descuento_pct 100 → OUT_OF_RANGE at detalle.0.cantidad, naming the limit', () => {
+    const request = { ...factura(), detalle: [{ nombre: 'Enorme', cantidad: 999_999_999_999, precio: 999_999_999_999, descuento_pct: 100 }] }
+    const errors = checkEmision(request, TODAY)
+    expect(errors.map((e) => [e.field, e.code])).toEqual([['detalle.0.cantidad', 'OUT_OF_RANGE']])
+    expect(errors[0]!.message).toContain('DescuentoMonto')
+    expect(errors[0]!.message).toContain('999999999998000000000001')  // (10^12 − 1)², exact: no exponent form
+    expect(errors[0]!.message).toContain('999999999999999 (15 dígitos)')
+  })
+
+  test('boundary: a line of exactly 999 999 999 999 999 is accepted (34: MntTotal is the line); one peso more is not', () => {
+    expect(checkEmision({ ...exenta(), detalle: [MAYOR] }, TODAY)).toEqual([])
+    expect(fieldsOf({ ...exenta(), detalle: [{ ...MAYOR, precio: MAYOR.precio + 1 }] })).toEqual([['detalle.0.cantidad', 'OUT_OF_RANGE']])
+    expect(fieldsOf({ ...exenta(), detalle: [{ nombre: 'Ajuste', monto_item: 999_999_999_999_999 }] })).toEqual([])
+  })
+
+  test('boundary of a 33: the largest neto whose total with IVA fits is accepted; one more is refused at detalle', () => {
+    // round(840 336 134 453 781 × 1.19) = 999 999 999 999 999 (MntTotal); the next neto's total has 16 digits.
+    const at = (neto: number) => ({ ...factura(), detalle: [{ nombre: 'Puerto', monto_item: neto }] })
+    expect(checkEmision(at(840_336_134_453_781), TODAY)).toEqual([])
+    const errors = checkEmision(at(840_336_134_453_782), TODAY)
+    expect(errors.map((e) => [e.field, e.code])).toEqual([['detalle', 'OUT_OF_RANGE']])
+    expect(errors[0]!.message).toContain('MntTotal')
+  })
+
+  test.each<[string, string, () => EmitirDte]>([
+    ['a surcharge that takes MontoItem past the limit', 'detalle.1.cantidad', () => ({ ...exenta(), detalle: [exenta().detalle[0]!, { ...MAYOR, recargo_pct: 0.01 }] })],
+    ['a boleta line', 'detalle.0.cantidad', () => ({ ...boleta(), detalle: [{ nombre: 'x', cantidad: 10_000, precio: 999_999_999_999 }] })],
+    ['an export line past 14 integer digits (MontoItem of Exportaciones)', 'detalle.0.cantidad', () => ({ ...exportacion(), detalle: [{ nombre: 'x', cantidad: 101, precio: 999_999_999_999 }] })],
+    ['an export monto_item past 14 integer digits', 'detalle.0.monto_item', () => ({ ...exportacion(), detalle: [{ nombre: 'x', monto_item: 100_000_000_000_000 }] })],
+    ['export lines that fit, whose total does not', 'detalle', () => ({ ...exportacion(), detalle: [1, 2].map(() => ({ nombre: 'x', cantidad: 60, precio: 999_999_999_999 })) })],
+    ['an export total that fits in dollars but not in pesos (OtraMoneda)', 'export_data.tpo_cambio', () => ({ ...exportacion(), detalle: [{ nombre: 'x', cantidad: 1000, precio: 1_000_000_000 }] })],
+    ['an explicit monto_imp of 16 digits', 'impuestos_retenciones.0.monto_imp', () => ({ ...factura(), impuestos_retenciones: [{ tipo_imp: 28, monto_imp: 1_000_000_000_000_000 }], detalle: [{ nombre: 'Diésel', cantidad: 1, precio: 1000, cod_imp_adic: 28 }] })],
+    ['a commission of 16 digits', 'comisiones.0.val_com_neto', () => ({ ...liquidacion(), comisiones: [{ tipo_movim: 'C', glosa: 'x', val_com_neto: -1_000_000_000_000_000, val_com_exe: 0 }] })],
+    ['additional taxes that fit one by one, whose total does not', 'detalle', () => ({ ...factura(), detalle: [{ nombre: 'x', cantidad: 1, precio: 1000, cod_imp_adic: 28 }], impuestos_retenciones: [{ tipo_imp: 28, monto_imp: 999_999_999_999_999 }] })],
+  ])('%s → OUT_OF_RANGE at %s', (_, field, make) => {
+    expect(fieldsOf(make())).toEqual([[field, 'OUT_OF_RANGE']])
   })
 })

@@ -4,7 +4,17 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import type { EmitirDte, Linea } from '../../../src/domain/emision'
 import { checkEmision } from '../../../src/domain/emision-rules'
-import { computeLineas, computeTotals, decimalPlaces, fromScaled, roundDiv, toScaled, type Totales } from '../../../src/domain/totals'
+import {
+  computeExentoExacto,
+  computeLineAmounts,
+  computeLineas,
+  computeTotals,
+  decimalPlaces,
+  fromScaled,
+  roundDiv,
+  toScaled,
+  type Totales,
+} from '../../../src/domain/totals'
 
 // A new case is a new JSON file (STYLE §5): test/fixtures/dte/<tipo>/<nnn>-<case>.json.
 interface Fixture {
@@ -289,5 +299,28 @@ describe('properties', () => {
       ),
       { numRuns: 200 },
     )
+  })
+})
+
+describe('exact amounts, for the range checks of emision-rules', () => {
+  test('computeLineAmounts keeps every digit of a line far past 2^53 (the issue: 12-digit cantidad and precio, 100 % off)', () => {
+    const request = doc(33, [linea(999_999_999_999, 999_999_999_999, { descuento_pct: 100 }), linea(8990, 3)])
+    expect(computeLineAmounts(request)).toEqual([
+      { descuento: 999_999_999_998_000_000_000_001n, recargo: 0n, montoItem: 0n },
+      { descuento: 0n, recargo: 0n, montoItem: 26970n },
+    ])
+  })
+
+  test('the largest line accepted: 1271 × 786 782 061 369 = 999 999 999 999 999, and with a surcharge', () => {
+    expect(computeLineAmounts(doc(34, [linea(786_782_061_369, 1271)]))).toEqual([{ descuento: 0n, recargo: 0n, montoItem: 999_999_999_999_999n }])
+    expect(computeLineAmounts(doc(34, [linea(786_782_061_369, 1271, { recargo_pct: 0.01 })]))[0]!.montoItem).toBe(1_000_099_999_999_999n)
+  })
+
+  test('exports count in 1/10 000 of the currency; line discounts stay whole units', () => {
+    const request = doc(110, [linea(3, 1.5, { descuento_pct: 10 })], { export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 950 } })
+    expect(computeLineAmounts(request)).toEqual([{ descuento: 0n, recargo: 0n, montoItem: 45_000n }])
+    expect(computeExentoExacto(request)).toBe(45_000n)
+    const pesos = doc(110, [linea(10_000, 7)], { export_data: { tpo_moneda: 'PESO CL' }, descuentos_globales: [{ tpo_mov: 'R', tpo_valor: '%', valor_dr: 10 }] })
+    expect(computeExentoExacto(pesos)).toBe(77_000n)
   })
 })
