@@ -51,7 +51,7 @@ interface EnvelopeKind {
   /** The exported function's name, which starts every error message. */
   readonly builder: string
   readonly schema: string
-  /** EnvioDTE_v10.xsd: DTE maxOccurs 2000; EnvioBOLETA_v11.xsd: 500 (docs/sii-protocol.md §5, schemas/README). */
+  /** EnvioDTE_v10.xsd: DTE maxOccurs 2000; EnvioBOLETA_v11.xsd: 500 (docs/sii-protocol.md §5, test/fixtures/sii/README.md). */
   readonly maxDtes: number
 }
 

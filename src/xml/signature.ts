@@ -141,7 +141,7 @@ export interface SignatureCheck {
 /**
  * Checks every Signature in `xml` in place, in document order, with the key of its own RSAKeyValue (what xmlsec1 does,
  * docs/sii-protocol.md §4.1), and, unless `requireCertificateMatch` is false, that X509Certificate holds that same key (the SII's
- * own example fails that check: its certificate is not its signer's, examples/README). For the simulator and tests;
+ * own example fails that check: its certificate is not its signer's, test/fixtures/sii/README.md). For the simulator and tests;
  * xmlsec1 stays the referee. A DTE signed by the SII's tool (no xmlns:xsi on DTE) fails in an envelope here, as
  * docs/sii-protocol.md §4.3 item 4 says any generic verifier does; Timbre's DTEs pass both ways.
  */
