@@ -1,6 +1,7 @@
 // `serve --demo` (DESIGN §10): a ready-to-try company on an empty data dir, with a test certificate and simulator CAFs
 // for every type, so the printed curl issues a real (simulated) invoice. The demo company is marked is_demo and never
 // talks to the real SII.
+import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { listEmpresas as listRows } from '../db/empresa-store'
@@ -27,8 +28,21 @@ const DEMO_FOLIOS = 1000
 export const DEMO_KEY_FILE = 'demo-api-key'
 
 export type DemoOutcome =
-  | { readonly kind: 'ready'; readonly empresa: EmpresaRecord; readonly apiKey: string; readonly created: boolean }
+  | { readonly kind: 'ready'; readonly empresa: EmpresaRecord; readonly apiKey: string; readonly created: boolean; readonly invoiceIdempotencyKey: string }
   | { readonly kind: 'skipped'; readonly reason: string }
+
+/**
+ * The Idempotency-Key of the demo's printed issuance curl: derived from the demo company's id (a UUIDv8 over SHA-256),
+ * so it is the same at every start of the same data dir and running the printed command again never issues a second
+ * invoice (within the keys' 24 h retention, spec 4.8).
+ */
+export function demoInvoiceKey(empresaId: string): string {
+  const h = createHash('sha256').update(`timbre-demo-invoice:${empresaId}`).digest()
+  h[6] = (h[6]! & 0x0f) | 0x80  // version 8: custom
+  h[8] = (h[8]! & 0x3f) | 0x80  // RFC 4122 variant
+  const x = h.subarray(0, 16).toString('hex')
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`
+}
 
 function storedDemoKey(store: Store, dataDir: string, now: Date): string | null {
   const path = join(dataDir, DEMO_KEY_FILE)
@@ -94,10 +108,10 @@ export function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, dataD
       )
   provisionDemo(deps, empresa, now)
   const kept = storedDemoKey(store, dataDir, now)
-  if (kept) return { kind: 'ready', empresa, apiKey: kept, created: !existing }
+  if (kept) return { kind: 'ready', empresa, apiKey: kept, created: !existing, invoiceIdempotencyKey: demoInvoiceKey(empresa.id) }
   const { key } = createApiKey(store, { empresaId: empresa.id, write: true, nombre: 'demo', now })
   const path = join(dataDir, DEMO_KEY_FILE)
   writeFileSync(path, `${key}\n`, { mode: 0o600 })
   chmodSync(path, 0o600)
-  return { kind: 'ready', empresa, apiKey: key, created: !existing }
+  return { kind: 'ready', empresa, apiKey: key, created: !existing, invoiceIdempotencyKey: demoInvoiceKey(empresa.id) }
 }

@@ -286,6 +286,9 @@ describe('demo', () => {
     const again = await startServe(['--data-dir', dir, '--demo', '--sii', 'simulado'])
     while (!again.stderr().includes('curl') && Date.now() < deadline + 5000) await Bun.sleep(20)
     expect(again.stderr()).toContain(curl![1]!)
+    // The printed Idempotency-Key is the same after the restart: the printed curl still issues nothing new.
+    const idempotencyKeyOf = (line: string) => /Idempotency-Key: ([0-9a-f-]{36})/.exec(line)![1]
+    expect(idempotencyKeyOf(again.stderr().split('\n').find((l) => l.includes('-X POST'))!)).toBe(idempotencyKeyOf(issueLine))
     expect(await again.terminate()).toBe(0)
     expect(runBinary(['empresa', 'list', '--data-dir', dir]).json()).toHaveLength(1)
     // The restart made no second set of CAFs nor a second certificate.

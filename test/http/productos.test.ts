@@ -98,7 +98,7 @@ describe('POST /productos', () => {
     ['descripcion', 'INVALID_VALUE', { descripcion: 'Ω' }],
     ['categoria', 'TOO_LONG', { categoria: long(100) }],
     ['precio_unitario', 'OUT_OF_RANGE', { precio_unitario: -1 }],
-    ['precio_unitario', 'OUT_OF_RANGE', { precio_unitario: 1_000_000_000_000 }],
+    ['precio_unitario', 'OUT_OF_RANGE', { precio_unitario: 9_007_199_254_740_992 }],
     ['precio_unitario', 'INVALID_TYPE', { precio_unitario: 10.5 }],
     ['precio_unitario', 'INVALID_TYPE', { precio_unitario: '100' }],
     ['unidad', 'INVALID_VALUE', { unidad: 'CAJA' }],
