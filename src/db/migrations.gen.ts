@@ -6,6 +6,7 @@ import m2 from '../../drizzle/0002_sii.sql' with { type: 'text' }
 import m3 from '../../drizzle/0003_catalogs.sql' with { type: 'text' }
 import m4 from '../../drizzle/0004_webhooks.sql' with { type: 'text' }
 import m5 from '../../drizzle/0005_dte_counts.sql' with { type: 'text' }
+import m6 from '../../drizzle/0006_dte_tracking_events.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -14,4 +15,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0003_catalogs', when: 1795387790745, breakpoints: true, sql: m3 },
   { tag: '0004_webhooks', when: 1795388490396, breakpoints: true, sql: m4 },
   { tag: '0005_dte_counts', when: 1795389727215, breakpoints: true, sql: m5 },
+  { tag: '0006_dte_tracking_events', when: 1795486857036, breakpoints: true, sql: m6 },
 ]

@@ -3,6 +3,7 @@
 // so they sort as text; ids are UUIDv7, so they sort by creation.
 import { sql } from 'drizzle-orm'
 import { UNIDADES } from '../domain/catalogo'
+import type { MotivoSii } from '../domain/estados'
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const empresas = sqliteTable(
@@ -396,3 +397,39 @@ export const dteCounts = sqliteTable('dte_counts', {
     .references(() => empresas.id),
   n: integer('n').notNull(),
 })
+
+/**
+ * Why the SII said what it said (issue 13): every SII answer that changed or informed a DTE, in the order it came —
+ * each upload answer, each new envelope status, each new document status — with its raw codes, glosas and reasons.
+ * Written in the transaction of the DTE change it goes with; never deleted (DTEs are kept, DESIGN §12). `seq` is the
+ * INTEGER PRIMARY KEY: insertion order is the order of the answers. GET /dte/{id} returns it as `historial_sii`.
+ */
+export const dteTrackingEvents = sqliteTable(
+  'dte_tracking_events',
+  {
+    seq: integer('seq').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    dte_id: text('dte_id')
+      .notNull()
+      .references(() => dtes.id),
+    /** When the answer came (Timbre's clock), RFC 3339 UTC with milliseconds. */
+    at: text('at').notNull(),
+    canal: text('canal', { enum: ['soap', 'boleta'] }).notNull(),
+    operacion: text('operacion', { enum: ['upload', 'estado_envio', 'estado_dte'] }).notNull(),
+    track_id: text('track_id'),
+    /** The answer's own code: upload STATUS (REST `estado`), envelope ESTADO, document ESTADO (REST `codigo`). */
+    estado: text('estado'),
+    glosa: text('glosa'),
+    err_code: text('err_code'),
+    glosa_err: text('glosa_err'),
+    num_atencion: text('num_atencion'),
+    /** Counters per type of a processed envelope (getEstUp RESP_BODY, REST `estadistica`). */
+    estadistica: text('estadistica', { mode: 'json' }).$type<Array<Record<string, number>>>(),
+    motivos: text('motivos', { mode: 'json' }).$type<MotivoSii[]>().notNull(),
+  },
+  (t) => [index('dte_tracking_events_dte').on(t.empresa_id, t.dte_id, t.seq)],
+)
+
+export type DteTrackingEventRow = typeof dteTrackingEvents.$inferSelect

@@ -68,3 +68,41 @@ export function estadoFromProcessedEnvio(
   if (counters.reparos > 0) return 'con_reparos'
   return 'aceptado'
 }
+
+/** The SII answer a reason came in (issue 13): the upload, the envelope's status, the document's status. */
+export const OPERACIONES_SII = ['upload', 'estado_envio', 'estado_dte'] as const
+export type OperacionSii = (typeof OPERACIONES_SII)[number]
+
+/**
+ * One reason the SII gave for a document, as the SII wrote it: `codigo` is its code (`DTE-3-101`, the upload's STATUS
+ * `7`, an ESTADO `RFR` or `FAU`), `glosa` its text, `detalle` what the SII added (a schema message, the REST error's
+ * `detalle`), `nivel` the SII's level when it gives one (3 rejects; 2 and 1 are reparos, docs/sii-protocol.md §7.3).
+ */
+export interface MotivoSii {
+  readonly codigo: string
+  readonly glosa: string
+  readonly detalle: string | null
+  readonly nivel: number | null
+  readonly fuente: OperacionSii
+}
+
+/** A reparo (an observation on an accepted document) rather than a rejection: the SII's nivel below 3. */
+export function isReparo(motivo: Pick<MotivoSii, 'nivel'>): boolean {
+  return motivo.nivel !== null && motivo.nivel < 3
+}
+
+/** The same reason said twice (the envelope's detail and the document's status) is kept once, first one wins. */
+export function uniqueMotivos(motivos: readonly MotivoSii[]): MotivoSii[] {
+  const seen = new Set<string>()
+  return motivos.filter((m) => {
+    const key = `${m.codigo}\u0000${m.glosa}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+/** `tracking.glosa_sii` and `sii_status.glosa` from the reasons: "DTE-3-101: Folio … ; RCV-2-2: …"; null when none. */
+export function glosaDeMotivos(motivos: readonly MotivoSii[]): string | null {
+  return motivos.length === 0 ? null : motivos.map((m) => `${m.codigo}: ${m.glosa}`).join('; ')
+}
