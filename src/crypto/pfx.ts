@@ -70,9 +70,12 @@ function decodePkcs12(bytes: Uint8Array, password: string): forge.pkcs12.Pkcs12P
   } catch {
     throw invalidCertificate('El archivo no es un certificado PKCS#12 (.pfx/.p12).')
   }
+  const mac = macDerivation(asn1)
+  checkIterations([...(mac === null ? [] : [mac]), ...visibleBagDerivations(asn1)])
   try {
-    return forge.pkcs12.pkcs12FromAsn1(asn1, true, password)
+    return withBoundedPbe(mac === null ? 0 : cost(mac), () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password))
   } catch (err) {
+    if (err instanceof TimbreError) throw err
     const message = err instanceof Error ? err.message : String(err)
     // forge: "PKCS#12 MAC could not be verified. Invalid password?"; a wrong password can also surface as a failed decryption.
     if (/MAC could not be verified|Invalid password|decrypt/i.test(message)) {
@@ -83,6 +86,169 @@ function decodePkcs12(bytes: Uint8Array, password: string): forge.pkcs12.Pkcs12P
   }
 }
 
+/**
+ * Iterations one key derivation of a PKCS#12 file may ask for. forge runs them in JavaScript on the event loop every
+ * company shares, 1.6 µs to 30 µs each by digest (measured on Bun), before it can tell a wrong password: the 2^31 a file
+ * may declare is about two hours (issue 12). Exporters write 2 048 (OpenSSL, forge), 10 000 (Java keytool) and at most
+ * 600 000 (Bouncy Castle 1.86's default, after OWASP's PBKDF2 advice; Keyfactor's EJBCA docs): 1 000 000 leaves room
+ * above them all. Such a file still costs seconds (600 000 in an OpenSSL 3 file: 10 s), the price of opening it in forge.
+ */
+const MAX_ITERATIONS = 1_000_000
+/**
+ * Iterations the whole file may ask for, each weighted by its digest's cost: the MAC, the certificates' EncryptedData
+ * and the key's bag at the bound each, the shape every exporter writes. Without it, many bags would multiply the bound.
+ */
+const MAX_TOTAL_ITERATIONS = 3 * MAX_ITERATIONS
+/** SII certificates carry RSA keys of 1 024 or 2 048 bits; signing time grows with the cube of the size and every DTE is signed. */
+const MAX_RSA_BITS = 4096
+
+/** One password-based key derivation forge would run: how many iterations, of which digest (an OID). */
+interface Derivation {
+  readonly iterations: number
+  readonly digestOid: string
+}
+
+const OID_SHA1 = forge.pki.oids.sha1 ?? '1.3.14.3.2.26'
+const OID_HMAC_SHA1 = forge.pki.oids.hmacWithSHA1 ?? '1.2.840.113549.2.7'
+
+/** forge computes SHA-384 and SHA-512 on 64-bit words made of 32-bit halves: an iteration costs 4–7 of SHA-1's or SHA-256's. */
+function cost(derivation: Derivation): number {
+  return derivation.iterations * (/sha(384|512)/i.test(forge.pki.oids[derivation.digestOid] ?? '') ? 5 : 1)
+}
+
+function checkIterations(derivations: readonly Derivation[], alreadySpent = 0): void {
+  let total = alreadySpent
+  for (const derivation of derivations) {
+    if (derivation.iterations > MAX_ITERATIONS) {
+      throw invalidCertificate(
+        `El archivo PKCS#12 pide ${Number.isFinite(derivation.iterations) ? derivation.iterations : 'más de 2^48'} iteraciones para ` +
+          `derivar una clave; Timbre acepta hasta ${MAX_ITERATIONS} (los exportadores usan entre 2048 y 600000).`,
+      )
+    }
+    total += cost(derivation)
+    if (total > MAX_TOTAL_ITERATIONS) {
+      throw invalidCertificate(`El archivo PKCS#12 pide más iteraciones de derivación de clave en total de las que Timbre acepta (${MAX_TOTAL_ITERATIONS}).`)
+    }
+  }
+}
+
+/**
+ * forge decrypts every EncryptedData and shrouded key bag through `pki.pbe.getCipher` (node-forge 1.4 lib/pkcs12.js,
+ * lib/pbe.js), which derives the key at once: a bag inside an EncryptedData is only seen once forge has decrypted it, so
+ * each derivation is checked there, before it runs, against what the file has already spent. forge is synchronous: no
+ * other code runs while the check is in place. @types/node-forge does not declare `pki.pbe`.
+ */
+function withBoundedPbe<T>(alreadySpent: number, open: () => T): T {
+  const pbe = (forge.pki as unknown as { pbe: { getCipher: (oid: string, params: forge.asn1.Asn1, password: string) => unknown } }).pbe
+  const getCipher = pbe.getCipher
+  let spent = alreadySpent
+  pbe.getCipher = (oid, params, password) => {
+    const derivation = pbeDerivation(oid, params)
+    if (derivation !== null) {
+      checkIterations([derivation], spent)
+      spent += cost(derivation)
+    }
+    return getCipher(oid, params, password)
+  }
+  try {
+    return open()
+  } finally {
+    pbe.getCipher = getCipher
+  }
+}
+
+function children(node: forge.asn1.Asn1 | undefined): readonly forge.asn1.Asn1[] {
+  return Array.isArray(node?.value) ? node.value : []
+}
+
+function isUniversal(node: forge.asn1.Asn1 | undefined, type: forge.asn1.Type): node is forge.asn1.Asn1 {
+  return node !== undefined && node.tagClass === forge.asn1.Class.UNIVERSAL && node.type === type
+}
+
+/** An INTEGER read as forge reads a count (unsigned, big-endian); Infinity past 2^48, beyond any bound. */
+function unsignedInteger(node: forge.asn1.Asn1): number {
+  const bytes = typeof node.value === 'string' ? node.value.replace(/^\0+/, '') : ''
+  if (bytes.length > 6) return Number.POSITIVE_INFINITY
+  return [...bytes].reduce((n, c) => n * 256 + c.charCodeAt(0), 0)
+}
+
+function oidOf(node: forge.asn1.Asn1 | undefined): string | null {
+  return isUniversal(node, forge.asn1.Type.OID) && typeof node.value === 'string' ? forge.asn1.derToOid(node.value) : null
+}
+
+/** RFC 7292 §4: PFX { version, authSafe, macData { mac DigestInfo, macSalt, iterations DEFAULT 1 } }, read where forge reads it. */
+function macDerivation(pfx: forge.asn1.Asn1): Derivation | null {
+  const macData = children(pfx)[2]
+  if (!isUniversal(macData, forge.asn1.Type.SEQUENCE)) return null
+  const [digestInfo, , iterations] = children(macData)
+  const digestOid = oidOf(children(children(digestInfo)[0])[0]) ?? OID_SHA1
+  return { iterations: isUniversal(iterations, forge.asn1.Type.INTEGER) ? unsignedInteger(iterations) : 1, digestOid }
+}
+
+/**
+ * The derivation behind an encryption AlgorithmIdentifier, null when forge derives nothing for it (it refuses the
+ * algorithm, or its parameters do not have the shape forge requires before deriving). PBES2 (RFC 8018 §6.2, A.4):
+ * { { PBKDF2, { salt, iterationCount, keyLength?, prf? } }, scheme }; PKCS#12 PBE (RFC 7292 App. C): { salt, iterations },
+ * always SHA-1 in forge.
+ */
+function pbeDerivation(algorithmOid: string, params: forge.asn1.Asn1 | undefined): Derivation | null {
+  if (algorithmOid === forge.pki.oids.pkcs5PBES2) {
+    const pbkdf2Params = children(children(params)[0])[1]
+    const [, iterations, ...optional] = children(pbkdf2Params)
+    if (!isUniversal(iterations, forge.asn1.Type.INTEGER)) return null
+    const prf = optional.find((node) => isUniversal(node, forge.asn1.Type.SEQUENCE))
+    return { iterations: unsignedInteger(iterations), digestOid: oidOf(children(prf)[0]) ?? OID_HMAC_SHA1 }
+  }
+  if (algorithmOid.startsWith('1.2.840.113549.1.12.1.')) {
+    const iterations = children(params)[1]
+    return isUniversal(iterations, forge.asn1.Type.INTEGER) ? { iterations: unsignedInteger(iterations), digestOid: OID_SHA1 } : null
+  }
+  return null
+}
+
+/** An OCTET STRING's bytes, its BER chunks joined as forge joins them; null when it is none. */
+function octetString(node: forge.asn1.Asn1 | undefined): string | null {
+  if (!isUniversal(node, forge.asn1.Type.OCTETSTRING)) return null
+  if (typeof node.value === 'string') return node.value
+  return node.value.map((chunk) => (typeof chunk.value === 'string' ? chunk.value : '')).join('')
+}
+
+function parsedDer(bytes: string | null): forge.asn1.Asn1 | undefined {
+  if (bytes === null) return undefined
+  try {
+    return forge.asn1.fromDer(bytes, true)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The derivations visible without the password: each EncryptedData's, and each shrouded key bag's in a plain Data
+ * (RFC 7292 §4.1 AuthenticatedSafe of ContentInfo, §4.2 SafeBag). Whatever cannot be read here is left to forge, whose
+ * every derivation `withBoundedPbe` checks anyway: this only refuses a hostile file before the MAC is computed.
+ */
+function visibleBagDerivations(pfx: forge.asn1.Asn1): Derivation[] {
+  const authSafe = parsedDer(octetString(children(children(children(pfx)[1])[1])[0]))
+  const out: Derivation[] = []
+  for (const contentInfo of children(authSafe)) {
+    const [type, explicit] = children(contentInfo)
+    const content = children(explicit)[0]
+    if (oidOf(type) === forge.pki.oids.encryptedData) {
+      const algorithm = children(children(content)[1])[1]  // EncryptedData { version, EncryptedContentInfo { type, algorithm, … } }
+      const derivation = pbeDerivation(oidOf(children(algorithm)[0]) ?? '', children(algorithm)[1])
+      if (derivation !== null) out.push(derivation)
+    } else if (oidOf(type) === forge.pki.oids.data) {
+      for (const bag of children(parsedDer(octetString(content)))) {
+        if (oidOf(children(bag)[0]) !== forge.pki.oids.pkcs8ShroudedKeyBag) continue
+        const algorithm = children(children(children(bag)[1])[0])[0]  // [0] EncryptedPrivateKeyInfo { algorithm, data }
+        const derivation = pbeDerivation(oidOf(children(algorithm)[0]) ?? '', children(algorithm)[1])
+        if (derivation !== null) out.push(derivation)
+      }
+    }
+  }
+  return out
+}
+
 function rsaPrivateKey(p12: forge.pkcs12.Pkcs12Pfx): forge.pki.rsa.PrivateKey {
   const bags = [
     ...(p12.getBags({ bagType: forge.pki.oids.pkcs8ShroudedKeyBag ?? '' })[forge.pki.oids.pkcs8ShroudedKeyBag ?? ''] ?? []),
@@ -90,9 +256,12 @@ function rsaPrivateKey(p12: forge.pkcs12.Pkcs12Pfx): forge.pki.rsa.PrivateKey {
   ]
   if (bags.length === 0) throw invalidCertificate('El archivo PKCS#12 no contiene una llave privada.')
   // forge leaves `key` null when the key is not RSA (EC, say): the SII profile signs with RSA only (docs/sii-protocol.md §4.1).
-  const key = bags.find((bag) => bag.key != null)?.key
+  const key = bags.find((bag) => bag.key != null)?.key as forge.pki.rsa.PrivateKey | null | undefined
   if (key == null) throw invalidCertificate('El certificado no tiene una llave RSA.')
-  return key as forge.pki.rsa.PrivateKey
+  // Refused before node:crypto ever holds it, so nothing signs with it (issue 12: each signature would hold the event loop).
+  const bits = key.n.bitLength()
+  if (bits > MAX_RSA_BITS) throw invalidCertificate(`La llave RSA del certificado tiene ${bits} bits; Timbre acepta hasta ${MAX_RSA_BITS}.`)
+  return key
 }
 
 /** A PFX may also carry its CA chain: the signing certificate is the one whose modulus is the key's (docs/stack-notes.md). */
