@@ -61,32 +61,62 @@ export interface EmisionContext {
   readonly notas?: NotasEmitidas
 }
 
+/** Runs one group of rules; see checkSalvagedEmision for why it may be other than calling it. */
+type RunRules = (rules: () => FieldError[]) => FieldError[]
+
+function ruleFailures(request: EmitirDte, today: string, notas: NotasEmitidas, run: RunRules): FieldError[] {
+  return [
+    ...run(() => checkReceptorRut(request)),
+    ...run(() => checkReceptorRequired(request)),
+    ...run(() => checkFechaEmision(request, today)),
+    ...run(() => checkMetadata(request)),
+    ...run(() => checkText(request)),
+    ...run(() => checkIndicadores(request)),
+    ...run(() => checkMontosBrutos(request)),
+    ...run(() => request.detalle.flatMap((linea, i) => run(() => checkLinea(request, linea, i, notas)))),
+    ...run(() => checkDetalleAsAWhole(request)),
+    ...run(() => checkReferencias(request)),
+    ...run(() => checkComisiones(request)),
+    ...run(() => checkImpuestos(request, notas)),
+    ...run(() => checkDescuentosGlobales(request)),
+    ...run(() => checkExportData(request)),
+  ]
+}
+
 /** Every rule failure of `request`, none when it can be issued. `today` is the business date in Santiago. */
 export function checkEmision(request: EmitirDte, today: string, context: EmisionContext = {}): FieldError[] {
-  const notas = context.notas ?? SIN_NOTAS
-  const errors = [
-    ...checkReceptor(request),
-    ...checkFechaEmision(request, today),
-    ...checkMetadata(request),
-    ...checkText(request),
-    ...checkIndicadores(request),
-    ...checkMontosBrutos(request),
-    ...request.detalle.flatMap((linea, i) => checkLinea(request, linea, i, notas)),
-    ...checkDetalleAsAWhole(request),
-    ...checkReferencias(request),
-    ...checkComisiones(request),
-    ...checkImpuestos(request, notas),
-    ...checkDescuentosGlobales(request),
-    ...checkExportData(request),
-  ]
+  const errors = ruleFailures(request, today, context.notas ?? SIN_NOTAS, (rules) => rules())
   // Amounts are computed only from a request that passed every other rule: they assume it.
   return errors.length > 0 ? errors : checkAmounts(request)
 }
 
+/**
+ * The rules over a request whose shape failed, so `details` lists every failing field at once (DESIGN §5): a bad
+ * receptor RUT is reported beside a line with `cantidad` 0. `salvaged` is the request without the fields its schema
+ * refused, so it is typed only in part: a group of rules (or one line's) that cannot read what is left throws and
+ * adds nothing, since the schema's own detail already names the missing field. Amounts are not computed on a
+ * salvaged request.
+ */
+export function checkSalvagedEmision(salvaged: EmitirDte, today: string): FieldError[] {
+  return ruleFailures(salvaged, today, SIN_NOTAS, (rules) => {
+    try {
+      return rules()
+    } catch {
+      // Reading a removed field throws (a TypeError, or a BigInt of `undefined`): this group cannot judge. On a body
+      // of the right shape the same rules run unguarded in checkEmision, so a real fault still surfaces there.
+      return []
+    }
+  })
+}
+
 // ------------------------------------------------------------------------------------------------ header
 
-function checkReceptor(request: EmitirDte): FieldError[] {
-  const errors = parseRut(request.receptor.rut) ? [] : [fail('receptor.rut', 'INVALID_RUT', 'RUT inválido: revise el dígito verificador.')]
+function checkReceptorRut(request: EmitirDte): FieldError[] {
+  return parseRut(request.receptor.rut) ? [] : [fail('receptor.rut', 'INVALID_RUT', 'RUT inválido: revise el dígito verificador.')]
+}
+
+function checkReceptorRequired(request: EmitirDte): FieldError[] {
+  const errors: FieldError[] = []
   for (const field of TIPOS[request.tipo_dte].requiredReceptor)
     if ((request.receptor[field] ?? '').trim() === '')
       errors.push(fail(`receptor.${field}`, 'REQUIRED', `El tipo ${request.tipo_dte} lo requiere (esquema del SII).`))

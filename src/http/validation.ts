@@ -101,3 +101,32 @@ export function fieldErrorsFromTypeBox(errors: Iterable<ValueError>, prefix = ''
   }
   return [...byField.values()].map((v) => v.error)
 }
+
+/**
+ * A copy of a JSON body without the fields at `paths` (dot paths of FieldError): object members are removed, array
+ * items become `{}` so later items keep their index. Null when the body itself failed (nothing left to check).
+ */
+export function withoutFields(body: unknown, paths: readonly string[]): unknown {
+  if (paths.includes('body') || paths.includes('(body)') || typeof body !== 'object' || body === null) return null
+  const copy = structuredClone(body) as Record<string, unknown>
+  for (const path of paths) {
+    const parts = path.split('.')
+    let parent: unknown = copy
+    for (const part of parts.slice(0, -1)) parent = parent !== null && typeof parent === 'object' ? (parent as Record<string, unknown>)[part] : undefined
+    if (parent === null || typeof parent !== 'object') continue
+    const last = parts[parts.length - 1]!
+    if (Array.isArray(parent)) parent[Number(last)] = {}
+    else delete (parent as Record<string, unknown>)[last]
+  }
+  return copy
+}
+
+const isWithin = (field: string, other: string) => field === other || field.startsWith(`${other}.`) || other.startsWith(`${field}.`)
+
+/**
+ * Shape details first, then the rule details about other fields: a rule's verdict on a field the schema refused (or
+ * on one inside or around it) was reached on a salvaged body and says less than the schema's.
+ */
+export function mergeDetails(shape: readonly FieldError[], rules: readonly FieldError[]): FieldError[] {
+  return [...shape, ...rules.filter((r) => !shape.some((s) => isWithin(r.field, s.field)))]
+}

@@ -5,8 +5,8 @@ import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { FieldError } from '../../errors'
 import { MONEDAS, TIPOS_DTE, type EmitirDte } from '../../domain/emision'
-import { checkEmision } from '../../domain/emision-rules'
-import { fieldErrorsFromTypeBox } from '../validation'
+import { checkEmision, checkSalvagedEmision } from '../../domain/emision-rules'
+import { fieldErrorsFromTypeBox, mergeDetails, withoutFields } from '../validation'
 import { DATE_PATTERN } from './common'
 
 // Enumerations are unions of literals, never t.UnionEnum, which injects a default (docs/stack-notes.md "Elysia and TypeBox").
@@ -179,9 +179,18 @@ void _shapeMatchesDomain
 
 const compiled = TypeCompiler.Compile(EmitirDteBody)
 
-/** Shape, then rules (DESIGN §5): every failing field at once, or the request typed. `today` is Santiago's date. */
+/**
+ * Shape and rules (DESIGN §5): every failing field at once, or the request typed. When the shape fails, the rules
+ * still run over what the shape allowed, and both lists are merged. `today` is Santiago's date.
+ */
 export function validateEmision(input: unknown, today: string): { ok: true; value: EmitirDte } | { ok: false; errors: FieldError[] } {
-  if (!compiled.Check(input)) return { ok: false, errors: fieldErrorsFromTypeBox(compiled.Errors(input)) }
-  const errors = checkEmision(input, today)
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, value: input }
+  if (compiled.Check(input)) {
+    const errors = checkEmision(input, today)
+    return errors.length > 0 ? { ok: false, errors } : { ok: true, value: input }
+  }
+  const shape = fieldErrorsFromTypeBox(compiled.Errors(input))
+  const salvaged = withoutFields(input, shape.map((e) => e.field))
+  // Typed only in part (checkSalvagedEmision says how it copes); the cast is the honest name of that.
+  const rules = salvaged === null ? [] : checkSalvagedEmision(salvaged as EmitirDte, today)
+  return { ok: false, errors: mergeDetails(shape, rules) }
 }

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { fieldErrorsFromTypeBox, pointerToDotPath } from '../../../src/http/validation'
+import { fieldErrorsFromTypeBox, mergeDetails, pointerToDotPath, withoutFields } from '../../../src/http/validation'
 
 const Schema = Type.Object(
   {
@@ -57,5 +57,27 @@ describe('fieldErrorsFromTypeBox', () => {
     expect(details({ receptor: { rut: '1-9', razon_social: 'A' }, detalle: [{ precio: 1, cantidad: 1 }], tipo: 34 })).toEqual([
       { field: 'tipo', code: 'INVALID_VALUE', message: expect.stringContaining('33, 39') },
     ])
+  })
+})
+
+describe('withoutFields and mergeDetails (every failing field at once, DESIGN §5)', () => {
+  test('removes object members, turns array items into {} so later indexes hold, leaves the input untouched', () => {
+    const body = { a: 1, b: { c: 2, d: 3 }, list: [{ x: 1 }, 5, { x: 3 }] }
+    expect(withoutFields(body, ['b.c', 'list.1', 'list.2.x', 'nope.deeper'])).toEqual({ a: 1, b: { d: 3 }, list: [{ x: 1 }, {}, {}] })
+    expect(body).toEqual({ a: 1, b: { c: 2, d: 3 }, list: [{ x: 1 }, 5, { x: 3 }] })
+    expect(withoutFields('text', ['body'])).toBeNull()
+    expect(withoutFields({ a: 1 }, ['body'])).toBeNull()
+  })
+
+  test('keeps the schema detail of a field and drops rule details at, inside or around it', () => {
+    const shape = [{ field: 'detalle.0.precio', code: 'INVALID_TYPE' as const, message: 's' }]
+    const rules = [
+      { field: 'detalle.0.precio', code: 'OUT_OF_RANGE' as const, message: 'r' },
+      { field: 'detalle.0', code: 'INCONSISTENT' as const, message: 'r' },
+      { field: 'detalle.0.precio.x', code: 'INVALID_VALUE' as const, message: 'r' },
+      { field: 'detalle.1.precio', code: 'OUT_OF_RANGE' as const, message: 'r' },
+      { field: 'receptor.rut', code: 'INVALID_RUT' as const, message: 'r' },
+    ]
+    expect(mergeDetails(shape, rules).map((d) => d.field)).toEqual(['detalle.0.precio', 'detalle.1.precio', 'receptor.rut'])
   })
 })
