@@ -7,7 +7,7 @@ import { CLIENTE_MAX_LENGTH, checkClienteFields, checkRutUnchanged, SEARCH_Q_MAX
 import { validationError, type FieldError } from '../../errors'
 import type { ClienteAlta, ClienteCambios } from '../../services/clientes'
 import { Cursor, ListLimit } from '../pagination'
-import { fieldErrorsFromTypeBox } from '../validation'
+import { fieldErrorsFromTypeBox, mergeDetails } from '../validation'
 
 type Limits = Readonly<Record<string, number>>
 
@@ -32,8 +32,7 @@ export function parseCatalogBody<T>(schema: TObject, body: unknown, rules: (fiel
   const fields = Object.fromEntries(Object.entries(body).filter(([k, v]) => !(v === null && nullable.has(k))))
   const check = compiledFor(schema)
   const shape = check.Check(fields) ? [] : fieldErrorsFromTypeBox(check.Errors(fields))
-  const failed = new Set(shape.map((e) => e.field))
-  const errors = [...shape, ...rules(fields).filter((e) => !failed.has(e.field))]
+  const errors = mergeDetails(shape, rules(fields))
   if (errors.length > 0) throw validationError(errors)
   return body as T
 }
