@@ -76,6 +76,8 @@ function percentWhole(amount: bigint, pct: number, unit: bigint): bigint {
   return roundDiv(amount * toScaled(pct, 2), 10_000n * unit) * unit
 }
 
+const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b)
+
 /** A line's amounts as exact integers of the smallest unit (pesos; 1/10 000 of the export currency). */
 export interface LineAmounts {
   /** DescuentoMonto; whole units (a multiple of the unit) in exports. */
@@ -92,7 +94,10 @@ function lineAmounts(linea: Linea, decimals: number): LineAmounts {
   if (linea.monto_item !== undefined) return { descuento: 0n, recargo: 0n, montoItem: BigInt(linea.monto_item) * unit }
   if (linea.precio === undefined) return { descuento: 0n, recargo: 0n, montoItem: 0n }
   const value = roundDiv(toScaled(linea.cantidad ?? 1, 6) * BigInt(linea.precio) * unit, 1_000_000n)
-  const descuento = linea.descuento_pct ? percentWhole(value, linea.descuento_pct, unit) : 0n
+  // DescuentoMonto is whole units even in exports (DESIGN §12), so a discount rounded up could pass a line value with
+  // decimals (USD 914.5 at 100 % → 915) and leave MontoItem negative, which the XSD refuses: it stops at the line's
+  // whole units instead (914, MontoItem 0.5).
+  const descuento = linea.descuento_pct ? minBig(percentWhole(value, linea.descuento_pct, unit), value - (value % unit)) : 0n
   const recargo = linea.recargo_pct ? percentWhole(value - descuento, linea.recargo_pct, unit) : 0n
   return { descuento, recargo, montoItem: value - descuento + recargo }
 }

@@ -284,6 +284,13 @@ describe('properties', () => {
     )
   })
 
+  test('exports: a whole-unit discount never passes a line value with decimals (USD 914.5 at 100 % → 914, MontoItem 0.5)', () => {
+    const [calc] = computeLineas(doc(110, [linea(914_500, 0.001, { descuento_pct: 100 })], { export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 950 } }))
+    expect(calc).toMatchObject({ descuento_monto: 914, monto_item: 0.5 })
+    const [exact] = computeLineas(doc(110, [linea(914_000, 0.001, { descuento_pct: 100 })], { export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 950 } }))
+    expect(exact).toMatchObject({ descuento_monto: 914, monto_item: 0 })
+  })
+
   test('exports: monto_total = round(foreign total × tpo_cambio) and foreign amounts keep at most 4 decimals', () => {
     fc.assert(
       fc.property(
