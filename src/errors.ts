@@ -71,7 +71,8 @@ export function validationError(details: readonly FieldError[]): TimbreError {
   return new TimbreError('VALIDATION_ERROR', { details })
 }
 
-export const CATALOG: Readonly<Record<ErrorCode, { message: string; action?: string; severity: Severity }>> = {
+/** Every code tells the integrator what to do next (`action`, README and DESIGN §5): the envelope always carries it. */
+export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: string; severity: Severity }>> = {
   VALIDATION_ERROR: {
     message: 'La solicitud contiene campos inválidos.',
     action: 'Corrija los campos indicados en details y reintente.',
@@ -97,7 +98,11 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action?: str
     action: 'Cree una API key con escritura (timbre apikey create --empresa RUT --write) o use un token Bearer.',
     severity: 'error',
   },
-  NOT_FOUND: { message: 'Recurso no encontrado.', severity: 'error' },
+  NOT_FOUND: {
+    message: 'Recurso no encontrado.',
+    action: 'Verifique el id y la ruta: el recurso no existe, fue eliminado o pertenece a otra empresa.',
+    severity: 'error',
+  },
   CERTIFICATE_NOT_FOUND: {
     message: 'La empresa no tiene un certificado digital cargado.',
     action: 'Suba el certificado con POST /api/v1/billing/empresa/certificado/pfx.',
@@ -106,25 +111,42 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action?: str
   METHOD_NOT_ALLOWED: { message: 'Método no permitido para esta ruta.', action: 'Use uno de los métodos del encabezado Allow.', severity: 'error' },
   CAF_RANGE_EXISTS: {
     message: 'El rango de folios se superpone con un CAF ya registrado para ese tipo.',
+    action: 'Use el CAF existente (context.caf_id) o solicite al SII un CAF cuyos folios no se superpongan.',
     severity: 'error',
   },
-  CLIENTE_RUT_EXISTS: { message: 'Ya existe un cliente con ese RUT.', severity: 'error' },
-  PRODUCTO_CODIGO_EXISTS: { message: 'Ya existe un producto con ese código.', severity: 'error' },
+  CLIENTE_RUT_EXISTS: {
+    message: 'Ya existe un cliente con ese RUT.',
+    action: 'Use el cliente existente (context.cliente_id) o modifíquelo con PUT /api/v1/billing/clientes/{id}.',
+    severity: 'error',
+  },
+  PRODUCTO_CODIGO_EXISTS: {
+    message: 'Ya existe un producto con ese código.',
+    action: 'Use el producto existente (context.producto_id) o envíe otro código.',
+    severity: 'error',
+  },
   IDEMPOTENCY_IN_PROGRESS: {
     message: 'Una solicitud con esta Idempotency-Key aún se está procesando.',
     action: 'Reintente en unos segundos con la misma Idempotency-Key.',
     severity: 'warning',
   },
-  DTE_NOT_SENDABLE: { message: 'El DTE no está en estado firmado y no puede enviarse.', severity: 'error' },
-  PAYLOAD_TOO_LARGE: { message: 'El cuerpo de la solicitud supera los 5 MB.', severity: 'error' },
+  DTE_NOT_SENDABLE: {
+    message: 'El DTE no está en estado firmado y no puede enviarse.',
+    action: 'No lo reenvíe: solo un DTE firmado se envía. Consulte su estado (context.estado) con GET /api/v1/billing/dte/{id}.',
+    severity: 'error',
+  },
+  PAYLOAD_TOO_LARGE: {
+    message: 'El cuerpo de la solicitud supera los 5 MB.',
+    action: 'Envíe un cuerpo de 5 MB o menos.',
+    severity: 'error',
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     message: 'Tipo de contenido no soportado.',
-    action: 'Envíe el cuerpo como application/json.',
+    action: 'Envíe el cuerpo como application/json (multipart/form-data solo en POST /api/v1/billing/empresa/certificado/pfx).',
     severity: 'error',
   },
   IDEMPOTENCY_BODY_MISMATCH: {
     message: 'La Idempotency-Key ya se usó con un cuerpo distinto.',
-    action: 'Use una Idempotency-Key nueva para una solicitud distinta.',
+    action: 'Reenvíe exactamente el mismo cuerpo con esa Idempotency-Key, o use una Idempotency-Key nueva para una solicitud distinta.',
     severity: 'error',
   },
   NO_FOLIOS_AVAILABLE: {
@@ -140,7 +162,7 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action?: str
   RATE_LIMITED: { message: 'Demasiadas solicitudes.', action: 'Espere los segundos indicados en Retry-After.', severity: 'warning' },
   INTERNAL_ERROR: {
     message: 'Error interno del servidor.',
-    action: 'Reintente; si persiste, informe el request_id al administrador.',
+    action: 'Reintente; si persiste, informe context.request_id al administrador.',
     severity: 'critical',
   },
   SERVICE_UNAVAILABLE: {

@@ -69,4 +69,14 @@ describe('docs', () => {
     expect(Object.keys(res.json.paths['/api/v1/billing/empresa/certificado/pfx'].post.requestBody.content).sort()).toEqual(['application/json', 'multipart/form-data'])
     expect(Object.keys(res.json.paths).some((p) => p.startsWith('/docs'))).toBe(false)
   })
+
+  test('GET /docs/json says 3.0.3 and is the same document every time; errors share ErrorResponse, which requires action', async () => {
+    const first = await s.request('GET', '/docs/json')
+    expect(first.json.openapi).toBe('3.0.3')
+    expect((await s.request('GET', '/docs/json')).text).toBe(first.text)
+    expect(first.json.components.schemas.ErrorResponse.required).toContain('action')
+    expect(Object.keys(first.json.paths['/ready'].get.responses).sort()).toEqual(['200', '503'])
+    expect(first.text).not.toContain('"const"')
+    expect(first.text).not.toContain('text/plain')
+  })
 })

@@ -10,6 +10,13 @@ describe('error catalog', () => {
     expect(['critical', 'error', 'warning', 'info']).toContain(CATALOG[code].severity)
   })
 
+  test.each([...ERROR_CODES])('%s tells the integrator what to do (action, Spanish, never empty)', (code) => {
+    const { action, message } = CATALOG[code]
+    expect(typeof action).toBe('string')
+    expect(action.length).toBeGreaterThan(10)
+    expect(action).not.toBe(message)
+  })
+
   test('statuses of DESIGN §5', () => {
     expect(STATUS).toMatchObject({
       VALIDATION_ERROR: 400, INVALID_CAF: 400, INVALID_CERTIFICATE: 400, UNAUTHORIZED: 401, API_KEY_READ_ONLY: 403, NOT_FOUND: 404,

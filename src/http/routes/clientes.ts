@@ -17,7 +17,7 @@ import {
   parseClienteAlta,
   parseClienteCambios,
 } from '../schemas/clientes'
-import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses, isUuid } from '../schemas/common'
 
 const TAGS = ['Clientes']
 
@@ -110,8 +110,7 @@ export const clienteRoutes = (deps: Deps) =>
           operationId: 'deleteCliente',
           tags: TAGS,
           summary: 'Elimina un cliente (borrado lógico): desaparece de consultas y búsquedas y su RUT queda libre',
-          responses: { 204: { description: 'Eliminado' } },
+          responses: { 204: { description: 'Eliminado' }, ...errorResponses(404) },
         } as Record<string, unknown>,
-        response: { 404: ErrorEnvelopeSchema, ...commonErrors },
       },
     )

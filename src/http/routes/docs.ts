@@ -1,9 +1,12 @@
-// GET /docs (API reference UI, served by the binary: no internet needed) and GET /docs/json (OpenAPI 3).
+// GET /docs (API reference UI, served by the binary: no internet needed) and GET /docs/json (OpenAPI 3.0.3, made valid by
+// http/openapi.ts; test/http/openapi.test.ts validates what is served).
 import { Elysia } from 'elysia'
 import { swagger } from '@elysiajs/swagger'
 import uiBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import uiCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { API_VERSION } from '../../version'
+import { toOpenApi303 } from '../openapi'
+import { ErrorEnvelopeSchema } from '../schemas/common'
 
 const PAGE = `<!doctype html>
 <html lang="es">
@@ -24,19 +27,30 @@ const PAGE = `<!doctype html>
 const DESCRIPTION = [
   'API REST de facturación electrónica chilena (DTE) autoalojada.',
   'Autenticación: `X-Api-Key` (lectura, o escritura si se creó con --write) o `Authorization: Bearer` (JWT RS256).',
-  'Errores: sobre de error (ErrorResponse) con `code`, `message`, `details` en notación de puntos y `context.request_id`.',
+  'Errores: sobre de error (ErrorResponse) con `code`, `message`, `action` (qué hacer), `details` en notación de puntos y `context.request_id`.',
   'Las operaciones marcadas `x-timbre-extension` no están en la especificación 0.2.0 y son aditivas.',
 ].join('\n\n')
 
 const asset = (path: string, type: string) => () =>
   new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
 
-export const docsRoutes = () =>
-  new Elysia({ normalize: false })
+const SPEC_PATH = '/docs/json'
+
+export const docsRoutes = () => {
+  // The plugin's document is JSON Schema 2020-12 under an "openapi: 3.0.3" label; the routes never change after start,
+  // so the fixed document (openapi.ts) is made once, on the first request. Registered before the plugin so it wraps
+  // the plugin's own route, and local: no other route sees it.
+  let served: Record<string, unknown> | undefined
+  return new Elysia({ normalize: false })
+    .onAfterHandle(({ route, response }) => {
+      if (route !== SPEC_PATH) return
+      served ??= toOpenApi303(response as Record<string, unknown>)
+      return served
+    })
     .use(
       swagger({
         path: '/docs',
-        specPath: '/docs/json',
+        specPath: SPEC_PATH,
         provider: 'swagger-ui',
         exclude: [/^\/docs/],
         documentation: {
@@ -56,6 +70,8 @@ export const docsRoutes = () =>
               ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
               BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
             },
+            // Every error response points here (ErrorEnvelopeSchema's $id), instead of repeating the envelope.
+            schemas: { ErrorResponse: ErrorEnvelopeSchema },
           },
           security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
         },
@@ -65,3 +81,4 @@ export const docsRoutes = () =>
     .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
     .get('/docs/assets/swagger-ui-bundle.js', asset(uiBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/assets/swagger-ui.css', asset(uiCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
+}

@@ -4,7 +4,7 @@ import { TimbreError } from '../../errors'
 import type { Deps } from '../../services/deps'
 import { getDtePdf } from '../../services/dte-pdf'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { errorResponses, isUuid } from '../schemas/common'
 
 export const dtePdfRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/dte', normalize: false }).get(
@@ -40,8 +40,8 @@ export const dtePdfRoutes = (deps: Deps) =>
         ],
         responses: {
           200: { description: 'PDF del DTE', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } },
+          ...errorResponses(404),
         },
       } as Record<string, unknown>,
-      response: { 404: ErrorEnvelopeSchema, ...commonErrors },
     },
   )

@@ -9,7 +9,7 @@ import { getDte, getDteXml, listDtes, requestSubmission } from '../../services/d
 import { findIdempotentAnswer, issueDte } from '../../services/issue-dte'
 import { decodeCursor, encodeCursor, parseLimit } from '../pagination'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses, isUuid } from '../schemas/common'
 import { EmitirDteBody, validateEmision } from '../schemas/dte'
 import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../schemas/dte-query'
 
@@ -113,7 +113,7 @@ export const dteRoutes = (deps: Deps) =>
           operationId: 'descargarDTEXml',
           tags: ['DTE'],
           summary: 'XML firmado del DTE (ISO-8859-1, bytes exactos)',
-          responses: { 200: { description: 'DTE firmado', content: { 'application/xml': { schema: { type: 'string' } } } } },
+          responses: { 200: { description: 'DTE firmado', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(404) },
         },
       },
     )

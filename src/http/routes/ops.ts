@@ -15,6 +15,16 @@ export interface Readiness {
 
 type Check = 'ok' | 'fail'
 
+const CheckSchema = Type.Union([Type.Literal('ok'), Type.Literal('fail')])
+const ReadinessSchema = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
+  checks: Type.Object({ database: CheckSchema, migrations: CheckSchema, jobs: CheckSchema }),
+  sii: Type.Object({
+    last_ok_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    oldest_pending_s: Type.Union([Type.Integer(), Type.Null()], { description: 'Antigüedad del DTE pendiente más antiguo, en segundos.' }),
+  }),
+})
+
 function databaseCheck(deps: Deps): Check {
   try {
     deps.store.sqlite.query('SELECT 1').get()
@@ -44,5 +54,8 @@ export const opsRoutes = (deps: Deps, readiness: Readiness) =>
         if (!ready) set.headers['retry-after'] = '5'
         return { status: ready ? 'ready' : 'unavailable', checks, sii: readiness.sii() }
       },
-      { detail: { tags: ['Operación'], summary: 'Listo para recibir tráfico (base de datos, migraciones, jobs)', security: [] } },
+      {
+        detail: { tags: ['Operación'], summary: 'Listo para recibir tráfico (base de datos, migraciones, jobs)', security: [] },
+        response: { 200: ReadinessSchema, 503: ReadinessSchema },
+      },
     )

@@ -6,7 +6,7 @@ import { createProducto, deleteProducto, getProducto, listProductos, searchProdu
 import { decodeCursor, page, parseLimit } from '../pagination'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
 import {
   ActualizarProductoBody,
   BuscarProductosQuery,
@@ -95,8 +95,7 @@ export const productoRoutes = (deps: Deps) =>
           operationId: 'deleteProducto',
           tags: TAGS,
           summary: 'Elimina un producto (borrado lógico); los DTE ya emitidos no cambian y su código queda libre',
-          responses: { 204: { description: 'Eliminado' } },
+          responses: { 204: { description: 'Eliminado' }, ...errorResponses(404) },
         } as Record<string, unknown>,
-        response: { 404: ErrorEnvelopeSchema, ...commonErrors },
       },
     )
