@@ -30,7 +30,7 @@ export interface ErrorEnvelope {
   readonly message: string
   readonly error: string
   readonly details: readonly FieldError[]
-  readonly action?: string
+  readonly action: string
   readonly severity: Severity
   readonly context: Readonly<Record<string, unknown>>
 }
@@ -45,7 +45,7 @@ export function envelopeOf(err: TimbreError, requestId: string): { status: numbe
       message,
       error: message,
       details: err.extra.details ?? [],
-      ...(action ? { action } : {}),
+      action,
       severity,
       context: { ...err.extra.context, request_id: requestId },
     },
