@@ -25,6 +25,8 @@ import {
   isLineaExenta,
   reglaImpuesto,
   type NotasEmitidas,
+  type ReceptorRequerido,
+  type ReglasTipo,
 } from './tipos'
 import {
   amountDecimals,
@@ -111,16 +113,46 @@ export function checkSalvagedEmision(salvaged: EmitirDte, today: string): FieldE
 
 // ------------------------------------------------------------------------------------------------ header
 
+/** The receptor of a boleta sold to someone who gives no RUT (docs/decisions/receptor-rules.md, docs/sii-protocol.md §7.2). */
+export const RUT_CONSUMIDOR_ANONIMO = '66666666-6'
+
+// A blank RUT is missing, not mistyped. On a salvaged body (checkSalvagedEmision) an absent RUT, or an absent
+// receptor, reads the same: a boleta's REQUIRED then says what to send when the buyer gives no RUT. The schema's own
+// detail at that field comes first in the merge (http/validation.ts mergeDetails).
 function checkReceptorRut(request: EmitirDte): FieldError[] {
-  return parseRut(request.receptor.rut) ? [] : [fail('receptor.rut', 'INVALID_RUT', 'RUT inválido: revise el dígito verificador.')]
+  const receptor = request.receptor as Partial<EmitirDte['receptor']> | undefined
+  const rut = receptor?.rut
+  if ((rut ?? '').trim() === '') {
+    return [fail(receptor === undefined ? 'receptor' : 'receptor.rut', 'REQUIRED', receptorRutRequired(request.tipo_dte))]
+  }
+  return parseRut(rut!) ? [] : [fail('receptor.rut', 'INVALID_RUT', 'RUT inválido: revise el dígito verificador.')]
 }
 
+function receptorRutRequired(tipo: EmitirDte['tipo_dte']): string {
+  // A salvaged body may have lost its tipo_dte too: then it is not known to be a boleta.
+  const reglas = TIPOS[tipo] as ReglasTipo | undefined
+  if (reglas?.envelope !== 'EnvioBOLETA') return 'Campo requerido: el RUT del receptor (RUTRecep) va en todo DTE.'
+  return `La boleta (tipo ${tipo}) requiere el RUT del receptor (RUTRecep, EnvioBOLETA_v11.xsd); si el comprador no lo ` +
+    `entrega, use ${RUT_CONSUMIDOR_ANONIMO}, el consumidor final anónimo.`
+}
+
+/** How a required receptor field is named to the integrator, and its tag in SII-FMT v2.2 zone A. */
+const RECEPTOR_REQUERIDO: Readonly<Record<ReceptorRequerido, { readonly nombre: string; readonly tag: string }>> = {
+  giro: { nombre: 'el giro', tag: 'GiroRecep' },
+  direccion: { nombre: 'la dirección', tag: 'DirRecep' },
+  comuna: { nombre: 'la comuna', tag: 'CmnaRecep' },
+  ciudad: { nombre: 'la ciudad', tag: 'CiudadRecep' },
+}
+
+// The receptor fields SII-FMT v2.2 grades 1 for the type (tipos.ts requiredReceptor), blank counting as missing.
 function checkReceptorRequired(request: EmitirDte): FieldError[] {
-  const errors: FieldError[] = []
-  for (const field of TIPOS[request.tipo_dte].requiredReceptor)
-    if ((request.receptor[field] ?? '').trim() === '')
-      errors.push(fail(`receptor.${field}`, 'REQUIRED', `El tipo ${request.tipo_dte} lo requiere (esquema del SII).`))
-  return errors
+  const reglas = TIPOS[request.tipo_dte]
+  return reglas.requiredReceptor.flatMap((field) => {
+    if ((request.receptor[field] ?? '').trim() !== '') return []
+    const { nombre, tag } = RECEPTOR_REQUERIDO[field]
+    const documento = `${reglas.nombre.toLowerCase()} (tipo ${request.tipo_dte})`
+    return [fail(`receptor.${field}`, 'REQUIRED', `El SII exige ${nombre} del receptor (${tag}) en la ${documento}; Formato DTE v2.2.`)]
+  })
 }
 
 /** A calendar date that exists: 2024-02-30 has the right shape and is still not a date. */

@@ -4,6 +4,8 @@
 import type { TipoDte } from './emision'
 
 export type Container = 'Documento' | 'Liquidacion' | 'Exportaciones'
+/** Receptor fields a type may require, by their JSON names (spec 2.3). */
+export type ReceptorRequerido = 'giro' | 'direccion' | 'comuna' | 'ciudad'
 export type Envelope = 'EnvioDTE' | 'EnvioBOLETA'
 
 export interface ReglasTipo {
@@ -35,8 +37,13 @@ export interface ReglasTipo {
   readonly allowsLineDiscounts: boolean
   /** `tipo_doc_liq` is required on every line (43) instead of forbidden. */
   readonly requiresTipoDocLiq: boolean
-  /** Receptor fields the type's schema makes mandatory (Liquidacion: GiroRecep, DirRecep, CmnaRecep). */
-  readonly requiredReceptor: readonly ('giro' | 'direccion' | 'comuna')[]
+  /**
+   * Receptor fields the SII grades 1 (mandatory) for the type in its *Formato Documentos Tributarios Electrónicos*
+   * v2.2, zone A fields 57 GiroRecep, 60 DirRecep, 61 CmnaRecep, 62 CiudadRecep (docs/sii-protocol.md §2.2,
+   * docs/decisions/receptor-rules.md). Graded 3 (optional) on notes; boletas have no such grade (EnvioBOLETA_v11.xsd
+   * makes them optional, §7.2).
+   */
+  readonly requiredReceptor: readonly ReceptorRequerido[]
   /** `ind_traslado` is mandatory (52) instead of forbidden (docs/sii-protocol.md §2.2, §2.7). */
   readonly requiresIndTraslado: boolean
   /** `tipo_despacho` may be informed (docs/sii-protocol.md §2.2 table: 33, 34, 46, 52, 110). */
@@ -66,7 +73,8 @@ const FACTURA: ReglasTipo = {
   allowsDescuentosGlobales: true,
   allowsLineDiscounts: true,
   requiresTipoDocLiq: false,
-  requiredReceptor: [],
+  // SII-FMT v2.2 grades GiroRecep, DirRecep and CmnaRecep 1 on 33, 34, 46, 52 and 43.
+  requiredReceptor: ['giro', 'direccion', 'comuna'],
   requiresIndTraslado: false,
   allowsTipoDespacho: true,
   indServicio: [1, 2, 3],
@@ -80,6 +88,8 @@ const NOTA: ReglasTipo = {
   requiresReferencias: true,
   allowsMontosBrutos: true,
   comisiones: 'allowed',
+  // SII-FMT v2.2 grades the receptor's giro, dirección and comuna 3 (optional) on credit and debit notes.
+  requiredReceptor: [],
   allowsTipoDespacho: false,
   isCedible: false,
 }
@@ -90,6 +100,8 @@ const BOLETA: ReglasTipo = {
   envelope: 'EnvioBOLETA',
   hasGrossPrices: true,
   allowsImpuestos: false,
+  // EnvioBOLETA_v11.xsd: only RUTRecep is mandatory (66666666-6 for the anonymous consumer); there is no GiroRecep.
+  requiredReceptor: [],
   allowsTipoDespacho: false,
   // EnvioBOLETA_v11.xsd IndServicio: 1 servicios periódicos, 2 periódicos domiciliarios, 3 ventas y servicios,
   // 4 espectáculos por cuenta de terceros (docs/sii-protocol.md §7.2).
@@ -107,6 +119,8 @@ const EXPORTACION: ReglasTipo = {
   isExemptOnly: true,
   isExport: true,
   allowsImpuestos: false,
+  // SII-FMT v2.2: DirRecep (the address abroad) and CiudadRecep are 1 on the 110; GiroRecep and CmnaRecep are 3.
+  requiredReceptor: ['direccion', 'ciudad'],
   // Exportaciones IndServicio: 3 servicio calificado, 4 hotelería, 5 transporte terrestre internacional,
   // 6 servicios prestados y utilizados en el extranjero (docs/sii-protocol.md §2.2).
   indServicio: [3, 4, 5, 6],
@@ -127,7 +141,6 @@ export const TIPOS: Readonly<Record<TipoDte, ReglasTipo>> = {
     allowsDescuentosGlobales: false,
     allowsLineDiscounts: false,
     requiresTipoDocLiq: true,
-    requiredReceptor: ['giro', 'direccion', 'comuna'],
     allowsTipoDespacho: false,
   },
   46: { ...FACTURA, nombre: 'FACTURA DE COMPRA ELECTRÓNICA', comisiones: 'allowed' },
@@ -141,8 +154,9 @@ export const TIPOS: Readonly<Record<TipoDte, ReglasTipo>> = {
   56: { ...NOTA, nombre: 'NOTA DE DÉBITO ELECTRÓNICA' },
   61: { ...NOTA, nombre: 'NOTA DE CRÉDITO ELECTRÓNICA' },
   110: EXPORTACION,
-  111: { ...EXPORTACION, nombre: 'NOTA DE DÉBITO DE EXPORTACIÓN ELECTRÓNICA', requiresReferencias: true, allowsTipoDespacho: false },
-  112: { ...EXPORTACION, nombre: 'NOTA DE CRÉDITO DE EXPORTACIÓN ELECTRÓNICA', requiresReferencias: true, allowsTipoDespacho: false },
+  // SII-FMT v2.2 grades GiroRecep, DirRecep, CmnaRecep and CiudadRecep 3 (optional) on export notes.
+  111: { ...EXPORTACION, nombre: 'NOTA DE DÉBITO DE EXPORTACIÓN ELECTRÓNICA', requiresReferencias: true, requiredReceptor: [], allowsTipoDespacho: false },
+  112: { ...EXPORTACION, nombre: 'NOTA DE CRÉDITO DE EXPORTACIÓN ELECTRÓNICA', requiresReferencias: true, requiredReceptor: [], allowsTipoDespacho: false },
 }
 
 /** Whether a line of this document is exempt: marked `ind_exe` 1, or the type is exempt by nature. */

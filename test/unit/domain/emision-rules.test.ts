@@ -2,7 +2,7 @@
 // across fields (domain/emision-rules.ts) and the shape (http/schemas/dte.ts), both through validateEmision.
 import { describe, expect, test } from 'bun:test'
 import type { EmitirDte, TipoDte } from '../../../src/domain/emision'
-import { checkEmision } from '../../../src/domain/emision-rules'
+import { RUT_CONSUMIDOR_ANONIMO, checkEmision, checkSalvagedEmision } from '../../../src/domain/emision-rules'
 import { validateEmision } from '../../../src/http/schemas/dte'
 
 const TODAY = '2025-06-30'
@@ -43,7 +43,7 @@ const guia = (): EmitirDte => ({ ...factura(), tipo_dte: 52, ind_traslado: 1 })
 const exportacion = (): EmitirDte => ({
   ...factura(),
   tipo_dte: 110,
-  receptor: { rut: '55555555-5', razon_social: 'Andes Importers LLC' },
+  receptor: { rut: '55555555-5', razon_social: 'Andes Importers LLC', direccion: '1200 Brickell Ave', ciudad: 'Miami' },
   export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 950.37 },
 })
 const notaExportacion = (tipo_dte: 111 | 112): EmitirDte => ({
@@ -211,6 +211,101 @@ describe('checkEmision: what is allowed', () => {
       ['ind_traslado', 'NOT_ALLOWED'],
       ['detalle.1.precio', 'REQUIRED'],
     ])
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ receptor per type
+
+// The receptor fields SII-FMT v2.2 grades 1 per type (docs/sii-protocol.md §2.2, docs/decisions/receptor-rules.md).
+describe('checkEmision: the receptor fields the SII requires of each type', () => {
+  const TAGS = { giro: 'GiroRecep', direccion: 'DirRecep', comuna: 'CmnaRecep', ciudad: 'CiudadRecep' } as const
+  type Field = keyof typeof TAGS
+  const requiring: Array<[tipo: TipoDte, base: () => EmitirDte, fields: Field[]]> = [
+    [33, factura, ['giro', 'direccion', 'comuna']],
+    [34, exenta, ['giro', 'direccion', 'comuna']],
+    [43, liquidacion, ['giro', 'direccion', 'comuna']],
+    [46, compra, ['giro', 'direccion', 'comuna']],
+    [52, guia, ['giro', 'direccion', 'comuna']],
+    [110, exportacion, ['direccion', 'ciudad']],
+  ]
+  const cases = requiring.flatMap(([tipo, base, fields]) =>
+    fields.flatMap((field) => [
+      [tipo, field, 'missing', base, (b: EmitirDte) => { delete b.receptor[field] }] as const,
+      [tipo, field, 'blank', base, (b: EmitirDte) => { b.receptor[field] = ' \t ' }] as const,
+    ]),
+  )
+
+  test.each(cases)('%i without receptor.%s (%s) → REQUIRED there, naming the rule', (tipo, field, _, base, spoil) => {
+    const request = base()
+    expect(checkEmision(request, TODAY)).toEqual([])
+    spoil(request)
+    const errors = checkEmision(request, TODAY)
+    expect(errors.map((e) => [e.field, e.code])).toEqual([[`receptor.${field}`, 'REQUIRED']])
+    expect(errors[0]!.message).toStartWith('El SII exige')
+    expect(errors[0]!.message).toContain(`(${TAGS[field]})`)
+    expect(errors[0]!.message).toContain(`(tipo ${tipo})`)
+    expect(errors[0]!.message).toContain('Formato DTE v2.2')
+  })
+
+  test('the message of the issue: a factura without comuna', () => {
+    const request = factura()
+    delete request.receptor.comuna
+    expect(checkEmision(request, TODAY)[0]!.message).toBe(
+      'El SII exige la comuna del receptor (CmnaRecep) en la factura electrónica (tipo 33); Formato DTE v2.2.',
+    )
+  })
+
+  test('every missing field is reported at once', () => {
+    const request = { ...guia(), receptor: { rut: '76.555.835-2', razon_social: 'Comercializadora Ñuñoa Ltda.' } }
+    expect(checkEmision(request, TODAY).map((e) => e.field)).toEqual(['receptor.giro', 'receptor.direccion', 'receptor.comuna'])
+  })
+
+  const bare = (b: EmitirDte): EmitirDte => ({ ...b, receptor: { rut: b.receptor.rut, razon_social: b.receptor.razon_social } })
+  test.each<[string, () => EmitirDte]>([
+    ['a 56 (the SII grades them 3)', () => bare({ ...notaCredito(), tipo_dte: 56 })],
+    ['a 61', () => bare(notaCredito())],
+    ['a 61 correcting text', () => bare(correccionTexto())],
+    ['a 111', () => bare(notaExportacion(111))],
+    ['a 112', () => bare(notaExportacion(112))],
+    ['a 39 to the anonymous consumer', () => bare(boleta())],
+    ['a 41 to the anonymous consumer', () => bare({ ...boleta(), tipo_dte: 41 })],
+    ['a 39 to a named buyer', () => ({ ...boleta(), receptor: { rut: '12.345.678-5', razon_social: 'Juana Pérez' } })],
+    ['a 110 without giro nor comuna (graded 3 on exports)', exportacion],
+  ])('accepted without giro, dirección, comuna or ciudad: %s', (_, make) => expect(checkEmision(make(), TODAY)).toEqual([]))
+})
+
+describe('receptor.rut of a boleta: the anonymous consumer is 66666666-6', () => {
+  test('a blank RUT on a 39 or a 41 → REQUIRED at receptor.rut, saying 66666666-6 is the anonymous consumer', () => {
+    for (const tipo_dte of [39, 41] as const) {
+      const errors = checkEmision({ ...boleta(), tipo_dte, receptor: { rut: '   ', razon_social: 'Consumidor final' } }, TODAY)
+      expect(errors.map((e) => [e.field, e.code])).toEqual([['receptor.rut', 'REQUIRED']])
+      expect(errors[0]!.message).toContain(`use ${RUT_CONSUMIDOR_ANONIMO}, el consumidor final anónimo`)
+      expect(errors[0]!.message).toContain(`(tipo ${tipo_dte})`)
+    }
+  })
+
+  test('a blank RUT on a factura is REQUIRED too, without the boleta hint', () => {
+    const errors = checkEmision({ ...factura(), receptor: { ...receptor(), rut: ' ' } }, TODAY)
+    expect(errors.map((e) => [e.field, e.code])).toEqual([['receptor.rut', 'REQUIRED']])
+    expect(errors[0]!.message).not.toContain(RUT_CONSUMIDOR_ANONIMO)
+  })
+
+  test('the rules over a 39 whose RUT the schema refused say it too (checkSalvagedEmision)', () => {
+    const salvaged = { ...boleta(), receptor: { razon_social: 'Consumidor final' } } as unknown as EmitirDte
+    const errors = checkSalvagedEmision(salvaged, TODAY)
+    expect(errors).toContainEqual(expect.objectContaining({ field: 'receptor.rut', code: 'REQUIRED' }))
+    expect(errors.find((e) => e.field === 'receptor.rut')!.message).toContain(RUT_CONSUMIDOR_ANONIMO)
+  })
+
+  test('and over a 39 without any receptor, at receptor', () => {
+    const { receptor: _receptor, ...salvaged } = boleta()
+    const errors = checkSalvagedEmision(salvaged as EmitirDte, TODAY)
+    expect(errors).toEqual([expect.objectContaining({ field: 'receptor', code: 'REQUIRED' })])
+    expect(errors[0]!.message).toContain(RUT_CONSUMIDOR_ANONIMO)
+  })
+
+  test('66666666-6 itself is a valid RUT for any boleta', () => {
+    expect(checkEmision({ ...boleta(), receptor: { rut: RUT_CONSUMIDOR_ANONIMO, razon_social: 'Consumidor final' } }, TODAY)).toEqual([])
   })
 })
 

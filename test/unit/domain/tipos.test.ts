@@ -3,7 +3,18 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MONEDAS, TIPOS_DTE, type TipoDte } from '../../../src/domain/emision'
-import { CLAUSULAS_VENTA, IMPUESTOS, PAISES, TIPOS, TIPOS_BULTO, aduanaCode, allowsRetenciones, isLineaExenta } from '../../../src/domain/tipos'
+import {
+  CLAUSULAS_VENTA,
+  IMPUESTOS,
+  PAISES,
+  TIPOS,
+  TIPOS_BULTO,
+  aduanaCode,
+  allowsRetenciones,
+  isLineaExenta,
+  type Container,
+  type ReceptorRequerido,
+} from '../../../src/domain/tipos'
 import { SCHEMAS } from '../../support/xml-tools'
 
 const xsd = (file: string) => Buffer.from(readFileSync(join(SCHEMAS, file))).toString('latin1')
@@ -60,7 +71,43 @@ describe('TIPOS', () => {
     ['no cedible copy (DESIGN §12)', (t) => !TIPOS[t].isCedible, [39, 41, 56, 61, 110, 111, 112]],
     ['no DscRcgGlobal in the schema', (t) => !TIPOS[t].allowsDescuentosGlobales, [43]],
     ['no ImptoReten in the schema', (t) => !TIPOS[t].allowsImpuestos, [34, 39, 41, 110, 111, 112]],
+    // SII-FMT v2.2 zone A, fields 57, 60, 61, 62: graded 1 on these types (docs/sii-protocol.md §2.2).
+    ['receptor giro required (GiroRecep)', (t) => TIPOS[t].requiredReceptor.includes('giro'), [33, 34, 43, 46, 52]],
+    ['receptor direccion required (DirRecep)', (t) => TIPOS[t].requiredReceptor.includes('direccion'), [33, 34, 43, 46, 52, 110]],
+    ['receptor comuna required (CmnaRecep)', (t) => TIPOS[t].requiredReceptor.includes('comuna'), [33, 34, 43, 46, 52]],
+    ['receptor ciudad required (CiudadRecep)', (t) => TIPOS[t].requiredReceptor.includes('ciudad'), [110]],
   ])('%s', (_, pred, expected) => expect(tiposWhere(pred)).toEqual(expected))
+
+  test('what the XSD makes mandatory in a Receptor is a floor of requiredReceptor (Liquidacion: giro, direccion, comuna)', () => {
+    const dte = xsd('DTE_v10.xsd')
+    const at = (name: string) => dte.indexOf(`<xs:element name="${name}">`)
+    const bounds: Record<Container, [number, number]> = {
+      Documento: [at('Documento'), at('Liquidacion')],
+      Liquidacion: [at('Liquidacion'), at('Exportaciones')],
+      Exportaciones: [at('Exportaciones'), dte.length],
+    }
+    const tags: Record<ReceptorRequerido, string> = { giro: 'GiroRecep', direccion: 'DirRecep', comuna: 'CmnaRecep', ciudad: 'CiudadRecep' }
+    const mandatoryIn = (section: string) =>
+      (Object.keys(tags) as ReceptorRequerido[]).filter((field) => {
+        const tag = new RegExp(`<xs:element name="${tags[field]}"[^>]*>`).exec(section)![0]
+        return !tag.includes('minOccurs="0"')
+      })
+    for (const [container, [from, to]] of Object.entries(bounds) as Array<[Container, [number, number]]>) {
+      const mandatory = mandatoryIn(dte.slice(from, to))
+      expect(mandatory).toEqual(container === 'Liquidacion' ? ['giro', 'direccion', 'comuna'] : [])
+      for (const t of tiposWhere((t) => TIPOS[t].container === container && TIPOS[t].envelope === 'EnvioDTE'))
+        expect(TIPOS[t].requiredReceptor).toEqual(expect.arrayContaining(mandatory))
+    }
+  })
+
+  test('boletas require no receptor field but the RUT: EnvioBOLETA_v11.xsd has every other one optional, and no GiroRecep', () => {
+    const receptor = xsd('EnvioBOLETA_v11.xsd').split('<xs:element name="Receptor">')[1]!.split('</xs:sequence>')[0]!
+    const elements = [...receptor.matchAll(/<xs:element name="([A-Za-z]+)"([^>]*)>/g)].map((m) => [m[1], !m[2]!.includes('minOccurs="0"')])
+    expect(elements.filter(([, mandatory]) => mandatory).map(([name]) => name)).toEqual(['RUTRecep'])
+    expect(elements.map(([name]) => name)).not.toContain('GiroRecep')
+    expect(TIPOS[39].requiredReceptor).toEqual([])
+    expect(TIPOS[41].requiredReceptor).toEqual([])
+  })
 
   test('a line is exempt when marked, or when the type is exempt by nature', () => {
     expect(isLineaExenta(33, {})).toBe(false)
