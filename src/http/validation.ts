@@ -125,8 +125,11 @@ const isWithin = (field: string, other: string) => field === other || field.star
 
 /**
  * Shape details first, then the rule details about other fields: a rule's verdict on a field the schema refused (or
- * on one inside or around it) was reached on a salvaged body and says less than the schema's.
+ * on one inside or around it) was reached on a salvaged body and says less than the schema's. Where a rule reaches
+ * the same verdict (field and code) its message is kept, as it says more: a boleta's missing `receptor.rut` is
+ * REQUIRED to both, and only the rule says that 66666666-6 is the anonymous consumer.
  */
 export function mergeDetails(shape: readonly FieldError[], rules: readonly FieldError[]): FieldError[] {
-  return [...shape, ...rules.filter((r) => !shape.some((s) => isWithin(r.field, s.field)))]
+  const sharper = (s: FieldError) => rules.find((r) => r.field === s.field && r.code === s.code) ?? s
+  return [...shape.map(sharper), ...rules.filter((r) => !shape.some((s) => isWithin(r.field, s.field)))]
 }

@@ -97,11 +97,11 @@ describe('a boleta without the receptor RUT', () => {
     expect(await count()).toBe(before)
   })
 
-  test('no RUT at all on a 41 → 400 REQUIRED at receptor.rut', async () => {
-    // The schema refuses the absent field first and its detail wins the merge (http/validation.ts mergeDetails), so
-    // the message here is the schema's; the rules' own detail for it names 66666666-6 (emision-rules.test.ts).
+  test('no RUT at all on a 41 → 400 REQUIRED at receptor.rut, also naming 66666666-6', async () => {
+    // The schema refuses the absent field first; the rule reaches the same verdict and its message, which says more,
+    // is the one kept (http/validation.ts mergeDetails).
     const res = await issue(s, t, { ...fixture(41), receptor: { razon_social: 'Consumidor final' } })
     expect(res.status).toBe(400)
-    expect(res.json.details).toContainEqual(expect.objectContaining({ field: 'receptor.rut', code: 'REQUIRED' }))
+    expect(res.json.details).toContainEqual(expect.objectContaining({ field: 'receptor.rut', code: 'REQUIRED', message: expect.stringContaining('66666666-6') }))
   })
 })

@@ -278,7 +278,8 @@ describe('properties', () => {
         const [calc] = computeLineas(doc(33, [l]))
         const value = Math.round(l.cantidad! * l.precio! * 1e6) / 1e6
         expect(calc!.monto_item).toBeGreaterThanOrEqual(0)
-        expect(Math.abs(calc!.monto_item - (value - (calc!.descuento_monto ?? 0) + (calc!.recargo_monto ?? 0)))).toBeLessThanOrEqual(0.5)
+        // The oracle is floating point (5239.98 × 4516725 comes out 0.000004 under its exact .5): half a peso plus that.
+        expect(Math.abs(calc!.monto_item - (value - (calc!.descuento_monto ?? 0) + (calc!.recargo_monto ?? 0)))).toBeLessThanOrEqual(0.5 + 1e-3)
       }),
       { numRuns: 500 },
     )

@@ -80,4 +80,11 @@ describe('withoutFields and mergeDetails (every failing field at once, DESIGN §
     ]
     expect(mergeDetails(shape, rules).map((d) => d.field)).toEqual(['detalle.0.precio', 'detalle.1.precio', 'receptor.rut'])
   })
+
+  test('where a rule reaches the same verdict as the schema, its message is kept', () => {
+    const shape = [{ field: 'receptor.rut', code: 'REQUIRED' as const, message: 'Campo requerido.' }]
+    const rules = [{ field: 'receptor.rut', code: 'REQUIRED' as const, message: 'En boletas sin RUT, use 66666666-6.' }]
+    expect(mergeDetails(shape, rules)).toEqual(rules)
+    expect(mergeDetails(shape, [{ ...rules[0]!, code: 'INVALID_RUT' as const }])).toEqual(shape)
+  })
 })
