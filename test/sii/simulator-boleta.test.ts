@@ -86,6 +86,35 @@ describe('boleta envío', () => {
   })
 })
 
+describe('why a boleta was refused (issue 13): the SII\'s code in detalle_rep_rech and in the consulta', () => {
+  test('a boleta already accepted, sent again in a new envelope: DTE-3-100 "DTE Repetido"; another boleta on its folio: DTE-3-101', async () => {
+    const first = await envio(envioBoleta([dte({ tipo: 39, folio: 40 })]))
+    clock.advance(DELAY)
+    expect((await estado(first.json.trackid)).json.estado).toBe('EPR')
+    // Re-signed (a new envelope, new bytes) with the same boleta, and with another boleta on folio 40.
+    const again = await envio(envioBoleta([dte({ tipo: 39, folio: 40 })], { tmstFirmaEnv: '2026-03-02T10:11:20' }))
+    const other = await envio(envioBoleta([dte({ tipo: 39, folio: 40, monto: 5000 })], { tmstFirmaEnv: '2026-03-02T10:11:21' }))
+    clock.advance(DELAY)
+    const errorsOf = async (trackid: unknown) => ((await estado(trackid)).json.detalle_rep_rech as Array<{ folio: number; estado: string; error: Array<Record<string, unknown>> }>)
+    expect(await errorsOf(again.json.trackid)).toEqual([expect.objectContaining({ folio: 40, estado: 'RCH', error: [expect.objectContaining({ seccion: 'DTE', nivel: 3, codigo: 100, descripcion: 'DTE Repetido' })] })])
+    expect(await errorsOf(other.json.trackid)).toEqual([expect.objectContaining({
+      folio: 40, estado: 'RCH', error: [expect.objectContaining({ seccion: 'DTE', nivel: 3, codigo: 101, descripcion: 'Folio para este Tipo de documento ya fue recibido en el SII' })],
+    })])
+  })
+
+  test('the consulta of a rejected boleta is FAU, its descripcion naming the rejection; a reparo shows on DOK', async () => {
+    const { json } = await envio(envioBoleta([dte({ tipo: 39, folio: 41, receptor: '88888888-8' }), dte({ tipo: 39, folio: 42, receptor: '77777777-7' })]))
+    clock.advance(DELAY)
+    expect((await estado(json.trackid)).json.estado).toBe('EPR')
+    const rejected = (await consulta(41, { rut_receptor: '88888888', dv_receptor: '8' })).json
+    expect(rejected).toMatchObject({ codigo: 'FAU' })
+    expect(rejected.descripcion).toContain('(RCV-3-1) Documento rechazado (receptor de prueba 88888888-8)')
+    const repaired = (await consulta(42, { rut_receptor: '77777777', dv_receptor: '7' })).json
+    expect(repaired).toMatchObject({ codigo: 'DOK' })
+    expect(repaired.descripcion).toContain('(RCV-2-2) Documento aceptado con reparos')
+  })
+})
+
 describe('boleta envío refusals', () => {
   test('no token or a bad one: HTTP 401 on envío, status and consulta', async () => {
     const envelope = envioBoleta([dte({ tipo: 39, folio: 10 })])

@@ -267,6 +267,35 @@ describe('getEstDte (docs/sii-protocol.md §6.6)', () => {
   })
 })
 
+describe('why the SII said no (issue 13): each rejection and reparo carries its code where the SII puts it', () => {
+  test('getEstDte of a rejected folio is FAU with the rejection in GLOSA_ERR; of one with reparos, DOK with the reparo', async () => {
+    const [no, rep] = [folio(), folio()]
+    await uploadAndProcess(envioDte([dte({ folio: no, receptor: '88888888-8' }), dte({ folio: rep, receptor: '77777777-7' })]))
+    const rejected = await estDte({ folio: no, receptor: '88888888-8' })
+    expect(rejected).toMatchObject({ estado: 'FAU', errCode: '3' })
+    expect(rejected.glosaErr).toBe(`(RCV-3-1) Documento rechazado (receptor de prueba 88888888-8) — DTE F${no}T33`)
+    const repaired = await estDte({ folio: rep, receptor: '77777777-7' })
+    expect(repaired).toMatchObject({ estado: 'DOK', errCode: '0' })
+    expect(repaired.glosaErr).toStartWith('(RCV-2-2) Documento aceptado con reparos (receptor de prueba 77777777-7)')
+  })
+
+  test('a forged TED: FAU naming the TED check; a folio outside its CAF: FNA naming the CAF range', async () => {
+    const forgedFolio = folio()
+    const other = makeTestCaf({ tipoDte: 33 })
+    await uploadAndProcess(envioDte([dte({ folio: forgedFolio, caf: { ...caf(33).caf, privateKey: other.caf.privateKey } })]))
+    expect((await estDte({ folio: forgedFolio })).glosaErr).toStartWith('(TED-3-1) Firma del TED (FRMT) no corresponde al CAF')
+    await uploadAndProcess(envioDte([dte({ folio: 160 })]))
+    expect(await estDte({ folio: 160 })).toMatchObject({ estado: 'FNA', errCode: '4', glosaErr: expect.stringContaining('(CAF-3-1) Folio fuera del rango autorizado') })
+  })
+
+  test('an envelope refused for a DTE signature: its GLOSA names the stage and the first reason with its code', async () => {
+    const broken = dte({ folio: folio() }).replace('<GiroRecep>Comercio</GiroRecep>', '<GiroRecep>Comerci0</GiroRecep>')
+    const { estado, answer } = await uploadAndProcess(envioDte([broken]))
+    expect(estado).toBe('RFR')
+    expect(field(answer.inner, 'GLOSA')).toStartWith('Rechazado por Error en Firma: (FRM-3-2) Firma del DTE inválida — DTE ')
+  })
+})
+
 describe('state survives a restart when a data dir is given', () => {
   test('tokens, track ids and received folios persist in <dataDir>/sii-simulator.db', async () => {
     const dir = tempDir()

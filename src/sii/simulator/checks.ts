@@ -151,22 +151,37 @@ export async function checkEnvelope(read: ReadEnvelope, bytes: Uint8Array): Prom
   const schema = await validateEnvelopeSchema(bytes, read.root)
   if (!schema.isValid) {
     const errors = schema.errors.slice(0, 20).map((e) => siiError('SCH', 1, 'Error de schema', e, lineOf(e)))
-    return { estado: 'RSC', glosa: `Rechazado por Error en Schema: ${schema.errors[0] ?? ''}`, errors }
+    return envelopeRejection('RSC', errors)
   }
   const caratula = caratulaErrors(read)
-  if (caratula.length > 0) return { estado: 'RCT', glosa: `Rechazado por Error en Caratula: ${caratula[0]?.detalle ?? ''}`, errors: caratula }
+  if (caratula.length > 0) return envelopeRejection('RCT', caratula)
   const signatures = read.dtes.flatMap((dte) => dteSignatureErrors(dte))
-  if (signatures.length > 0) return { estado: 'RFR', glosa: `Rechazado por Error en Firma: ${signatures[0]?.detalle ?? ''}`, errors: signatures }
+  if (signatures.length > 0) return envelopeRejection('RFR', signatures)
   return null
+}
+
+/** The envelope's GLOSA names the SII's stage and its first reason: `Rechazado por Error en Firma: (FRM-3-2) …`. */
+function envelopeRejection(estado: StoredRejection['estado'], errors: readonly SiiError[]): StoredRejection {
+  const stage = { RSC: 'Rechazado por Error en Schema', RCT: 'Rechazado por Error en Caratula', RFR: 'Rechazado por Error en Firma' }[estado]
+  return { estado, glosa: errors[0] === undefined ? stage : `${stage}: ${detalleLine(errors[0])}`, errors }
+}
+
+/**
+ * One reason as the SII writes it in REVISIONDTE/DETALLE of its result e-mail, `(DTE-3-101) Folio para este Tipo de
+ * documento ya fue recibido en el SII` (the section, nivel and code of the boleta REST error line, docs/sii-protocol.md
+ * §7.3), plus the simulator's own detail after an em dash (a character the SII's ISO-8859-1 never carries).
+ */
+export function detalleLine(e: SiiError): string {
+  return `(${e.seccion}-${e.nivel}-${e.codigo}) ${e.descripcion}${e.detalle === '' ? '' : ` — ${e.detalle}`}`
 }
 
 /** A refusal of the REST envío reported as the SII's boleta status does: RSC, RFR or RCT (docs/sii-protocol.md §7.3 example). */
 export function rejectionOfRefusal(r: Refusal): StoredRejection {
-  if (r.stage === 'file') return { estado: 'RSC', glosa: `Rechazado por Error en Schema: ${r.message}`, errors: [siiError('SCH', 1, 'Error de schema', r.message)] }
-  if (r.stage === 'envelope-signature') return { estado: 'RFR', glosa: `Rechazado por Error en Firma: ${r.message}`, errors: [siiError('FRM', 1, 'Firma del envío inválida', r.message)] }
+  if (r.stage === 'file') return envelopeRejection('RSC', [siiError('SCH', 1, 'Error de schema', r.message)])
+  if (r.stage === 'envelope-signature') return envelopeRejection('RFR', [siiError('FRM', 1, 'Firma del envío inválida', r.message)])
   const codigo = r.stage === 'sender' ? 11 : 15
   const descripcion = r.stage === 'sender' ? 'RUT envia diferente al Upload' : 'Empresa distinta del Upload'
-  return { estado: 'RCT', glosa: `Rechazado por Error en Caratula: ${r.message}`, errors: [siiError('CRT', codigo, descripcion, r.message)] }
+  return envelopeRejection('RCT', [siiError('CRT', codigo, descripcion, r.message)])
 }
 
 /** docs/sii-protocol.md §5: RutReceptor is the SII, SubTotDTE counts each type, every DTE is issued by the Caratula's RutEmisor. */
@@ -268,24 +283,35 @@ export interface DocumentVerdict {
   readonly errors: readonly SiiError[]
 }
 
+/** What the SII keeps of a document it took, to tell a repeated document from another one on the same folio. */
+export interface ReceivedCopy {
+  readonly rutReceptor: string
+  readonly fechaEmision: string
+  readonly monto: string
+}
+
 /**
  * Each document's outcome (docs/sii-protocol.md §6.5 document codes; DESIGN §9 receptor rules). Synchronous, so the caller can
  * store the result in the same tick: two concurrent uploads of one folio cannot both be accepted.
  */
 export function decideDocuments(
   read: ReadEnvelope,
-  deps: { readonly authorityKeys: ReadonlyMap<number, KeyObject>; readonly isFolioAccepted: (rutEmisor: string, tipo: number, folio: number) => boolean },
+  deps: {
+    readonly authorityKeys: ReadonlyMap<number, KeyObject>
+    /** The copy of this folio the SII accepted in an earlier envelope (DOK/RPR/RLV), or null. */
+    readonly acceptedCopy: (rutEmisor: string, tipo: number, folio: number) => ReceivedCopy | null
+  },
 ): DocumentVerdict[] {
-  const seen = new Set<string>()
+  const seen = new Map<string, ReceivedCopy>()
   return read.dtes.map((dte) => {
     const f = dte.fields
-    const key = `${normalizeRut(f.rutEmisor)}|${f.tipo}|${f.folio}`
+    const rutEmisor = normalizeRut(f.rutEmisor) ?? f.rutEmisor
+    const key = `${rutEmisor}|${f.tipo}|${f.folio}`
     const errors = documentErrors(dte, deps.authorityKeys)
-    if (errors.length === 0 && seen.has(key)) errors.push(siiError('DTE', 2, 'Folio repetido en el envío', `DTE ${f.id}: tipo ${f.tipo} folio ${f.folio} ya viene en este envío`))
-    if (errors.length === 0 && deps.isFolioAccepted(normalizeRut(f.rutEmisor) ?? f.rutEmisor, f.tipo, f.folio)) {
-      errors.push(siiError('DTE', 1, 'Folio ya recibido', `DTE ${f.id}: tipo ${f.tipo} folio ${f.folio} ya fue recibido por el SII en un envío anterior`))
-    }
-    seen.add(key)
+    const inEnvelope = seen.get(key)
+    const earlier = inEnvelope ?? (errors.length === 0 ? deps.acceptedCopy(rutEmisor, f.tipo, f.folio) : null)
+    if (errors.length === 0 && earlier) errors.push(repeated(f, earlier, inEnvelope !== undefined))
+    if (inEnvelope === undefined) seen.set(key, copyOf(f))
     if (errors.length > 0) return { fields: f, estado: 'RCH', errors }
     const receptor = normalizeRut(f.rutReceptor)
     if (receptor === RECEPTOR_RECHAZA) {
@@ -296,6 +322,25 @@ export function decideDocuments(
     }
     return { fields: f, estado: 'DOK', errors: [] }
   })
+}
+
+function copyOf(f: DocFields): ReceivedCopy {
+  return { rutReceptor: normalizeRut(f.rutReceptor) ?? f.rutReceptor, fechaEmision: f.fechaEmision, monto: f.montoTotal }
+}
+
+/**
+ * A folio the SII already has (accepted earlier, or earlier in this envelope), with the SII's codes as its result
+ * e-mails give them ([3P] certification reports, LibreDTE's help texts keyed on them): the same document again is
+ * DTE-3-100 "DTE Repetido"; another document on that folio is DTE-3-101 "Folio para este Tipo de documento ya fue
+ * recibido en el SII".
+ */
+function repeated(f: DocFields, earlier: ReceivedCopy, inEnvelope: boolean): SiiError {
+  const mine = copyOf(f)
+  const same = mine.rutReceptor === earlier.rutReceptor && mine.fechaEmision === earlier.fechaEmision && Number(mine.monto) === Number(earlier.monto)
+  const where = inEnvelope ? 'ya viene en este envío' : 'ya fue recibido por el SII en un envío anterior'
+  return same
+    ? siiError('DTE', 100, 'DTE Repetido', `DTE ${f.id}: tipo ${f.tipo} folio ${f.folio} ${where}, con los mismos datos`)
+    : siiError('DTE', 101, 'Folio para este Tipo de documento ya fue recibido en el SII', `DTE ${f.id}: tipo ${f.tipo} folio ${f.folio} ${where}, con otros datos`)
 }
 
 function frmtVerifies(ddXml: string, frmt: string, key: KeyObject): boolean {

@@ -1,7 +1,8 @@
 // The answers of the status queries, shared by SOAP and REST: envelope counters (getEstUp RESP_BODY, docs/sii-protocol.md §6.5;
 // the boleta API's `estadistica`, §7.3) and one document's status (getEstDte, §6.6; the boleta consulta, §7.3 item 5).
+import { detalleLine } from './checks'
 import { envioState } from './states'
-import type { DocumentoRow, SimulatorStore } from './store'
+import type { DocumentoRow, SiiError, SimulatorStore } from './store'
 
 export interface Counters {
   readonly tipo: number
@@ -49,15 +50,21 @@ export interface DteStatus {
  * docs/sii-protocol.md §6.6: DOK when the SII holds the document accepted and the data given match; DNK when they do not
  * (receptor, date or amount); FNA when the only copies received were rejected for a folio outside its CAF; FAU
  * otherwise (never received, still in process, or rejected: "the service only answers for accepted documents").
+ *
+ * GLOSA_ERR carries the reasons of the copy it speaks of, one `(SECCION-NIVEL-CODIGO) descripcion` line each (the
+ * REVISIONDTE/DETALLE form of the SII's result e-mail, which the simulator does not send): a rejected folio's
+ * rejection, an accepted one's reparos (docs/decisions/simulator.md "Why the SII said no").
  */
 export function dteStatus(store: SimulatorStore, query: DteQuery, now: Date): DteStatus {
   const received = store.documentsByFolio(query.rutEmisor, query.tipo, query.folio).filter((r) => envioState(r.envio, now).isFinal)
   const accepted = received.find((r) => r.documento.estado !== 'RCH')?.documento
   if (accepted === undefined) {
-    const outOfRange = received.some((r) => r.documento.errors.some((e) => e.seccion === 'CAF' && e.codigo === 1))
-    return outOfRange
-      ? { estado: 'FNA', glosaEstado: 'Documento No Autorizado', errCode: 4, glosaErr: 'Folio fuera del rango autorizado' }
-      : { estado: 'FAU', glosaEstado: 'Documento No Recibido por el SII', errCode: 3, glosaErr: 'Documento no recibido' }
+    const rejected = received.at(-1)?.documento
+    if (rejected === undefined) return { estado: 'FAU', glosaEstado: 'Documento No Recibido por el SII', errCode: 3, glosaErr: 'Documento no recibido' }
+    const outOfRange = received.find((r) => r.documento.errors.some((e) => e.seccion === 'CAF' && e.codigo === 1))?.documento
+    return outOfRange !== undefined
+      ? { estado: 'FNA', glosaEstado: 'Documento No Autorizado', errCode: 4, glosaErr: detalleLines(outOfRange.errors) }
+      : { estado: 'FAU', glosaEstado: 'Documento No Recibido por el SII', errCode: 3, glosaErr: detalleLines(rejected.errors) }
   }
   const mismatches = [
     query.rutReceptor !== null && query.rutReceptor !== accepted.rut_receptor ? `RUT receptor (registrado ${accepted.rut_receptor})` : null,
@@ -67,7 +74,12 @@ export function dteStatus(store: SimulatorStore, query: DteQuery, now: Date): Dt
   if (mismatches.length > 0) {
     return { estado: 'DNK', glosaEstado: 'Documento Recibido por el SII. Datos No Coinciden con los Registrados', errCode: 1, glosaErr: `No coincide: ${mismatches.join(', ')}` }
   }
-  return { estado: 'DOK', glosaEstado: 'Documento Recibido por el SII. Datos Coinciden con los Registrados', errCode: 0, glosaErr: '' }
+  return { estado: 'DOK', glosaEstado: 'Documento Recibido por el SII. Datos Coinciden con los Registrados', errCode: 0, glosaErr: detalleLines(accepted.errors) }
+}
+
+/** A copy's reasons as GLOSA_ERR: one detail line each, `; ` between them; '' when it has none. */
+function detalleLines(errors: readonly SiiError[]): string {
+  return errors.map(detalleLine).join('; ')
 }
 
 /** getEstDte's `FechaEmisionDte` is DDMMAAAA (LibreDTE); DSPY sends DD-MM-AAAA; the boleta consulta DD-MM-AAAA (§6.6, §7.3). */

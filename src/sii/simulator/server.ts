@@ -292,7 +292,7 @@ class Simulator {
       ? []
       : rejection !== null
         ? read.dtes.map((dte) => ({ fields: dte.fields, estado: 'RCH', errors: rejection.errors }))
-        : decideDocuments(read, { authorityKeys: this.keys, isFolioAccepted: (r, t, f) => this.store.isFolioAccepted(r, t, f) })
+        : decideDocuments(read, { authorityKeys: this.keys, acceptedCopy: (r, t, f) => this.store.acceptedCopy(r, t, f) })
     const envio: EnvioRow = {
       track_id: trackId, channel, sha256, rut_emisor: upload.rutEmisor, rut_envia: upload.rutEnvia, file_name: upload.fileName,
       received_at: upload.now.getTime(), delay_ms: this.delayMs, rejection,

@@ -169,11 +169,13 @@ export class SimulatorStore {
     return this.db.query<RawDocumento, [string]>('SELECT * FROM documento WHERE track_id = ? ORDER BY position').all(trackId).map(documentoOf)
   }
 
-  /** True when an earlier envelope already carried this folio and the SII accepted it (DOK, RPR, RLV). */
-  isFolioAccepted(rutEmisor: string, tipo: number, folio: number): boolean {
+  /** The earliest copy of this folio the SII accepted (DOK, RPR, RLV), to tell a repeated document from another one. */
+  acceptedCopy(rutEmisor: string, tipo: number, folio: number): { rutReceptor: string; fechaEmision: string; monto: string } | null {
     return this.db
-      .query<{ n: number }, [string, number, number]>("SELECT count(*) AS n FROM documento WHERE rut_emisor = ? AND tipo = ? AND folio = ? AND estado IN ('DOK', 'RPR', 'RLV')")
-      .get(rutEmisor, tipo, folio)!.n > 0
+      .query<{ rutReceptor: string; fechaEmision: string; monto: string }, [string, number, number]>(
+        "SELECT rut_receptor AS rutReceptor, fecha_emision AS fechaEmision, monto FROM documento WHERE rut_emisor = ? AND tipo = ? AND folio = ? AND estado IN ('DOK', 'RPR', 'RLV') ORDER BY rowid LIMIT 1",
+      )
+      .get(rutEmisor, tipo, folio)
   }
 
   /** Every time this folio was received, oldest first, with its envelope (getEstDte reads the latest relevant one). */
