@@ -47,5 +47,6 @@ export interface DteSummary {
   readonly fecha_emision: string
   readonly monto_total: number
   readonly tracking: Readonly<Record<string, unknown>>
+  /** Spec 2.7; its `motivos` say why the SII rejected or repaired the DTE, so a receiver needs no second call (issue 13). */
   readonly sii_status: Readonly<Record<string, unknown>> | null
 }

@@ -1,8 +1,12 @@
 // DTE records and queries (spec 2.2, 4.1, 4.7) and the manual submission request (DESIGN §6).
 import { isoTimestamp } from '../clock'
 import { countDtes, findDte, listDtes as listRows, transitionDte, type DteFilter, type DteListRow } from '../db/dte-store'
-import type { DteRow } from '../db/schema'
+import { insertTrackingEvent, lastTrackingEvent, listTrackingEvents } from '../db/dte-tracking-store'
+import type { Db } from '../db/open'
+import type { DteRow, DteTrackingEventRow } from '../db/schema'
+import type { MotivoSii, OperacionSii } from '../domain/estados'
 import { TimbreError } from '../errors'
+import type { EnvioEstadistica, SiiChannel } from '../sii/client/client'
 import type { Deps } from './deps'
 
 /** Spec 2.6: always an object, nulls and zero counters before submission (DESIGN §6). */
@@ -17,6 +21,43 @@ export interface Tracking {
   readonly rechazados: number
   readonly reparos: number
   readonly intentos: number
+}
+
+/**
+ * Spec 2.7, filled by the SII jobs with the reason of what the SII decided for THIS document (issue 13): for a rechazado
+ * DTE its rejection, for a con_reparos one its observations. `motivos` (additive) lists each reason with its code.
+ */
+export interface SiiStatus {
+  /** `documento` (getEstDte / boleta consulta), `envio` (the envelope's status), `upload` (refused at upload). */
+  readonly source: 'documento' | 'envio' | 'upload'
+  readonly track_id: string | null
+  readonly estado_sii: string | null
+  readonly glosa: string | null
+  readonly glosa_estado: string | null
+  readonly err_code: string | null
+  readonly glosa_err: string | null
+  readonly num_atencion: string | null
+  readonly checked_at: string
+  readonly raw_xml: string | null
+  readonly motivos: MotivoSii[]
+}
+
+/** `sii_status` as stored: rows written before issue 13 have no `motivos`. */
+export type SiiStatusRecord = Omit<SiiStatus, 'source' | 'motivos'> & { readonly source: string; readonly motivos?: MotivoSii[] }
+
+/** One SII answer about the DTE, as `historial_sii` lists them (issue 13; docs/decisions/sii-client.md). */
+export interface HistorialSii {
+  readonly at: string
+  readonly canal: SiiChannel
+  readonly operacion: OperacionSii
+  readonly track_id: string | null
+  readonly estado: string | null
+  readonly glosa: string | null
+  readonly err_code: string | null
+  readonly glosa_err: string | null
+  readonly num_atencion: string | null
+  readonly estadistica: Array<Record<string, number>> | null
+  readonly motivos: MotivoSii[]
 }
 
 /** Spec 2.2, with `sii_status` at the top level beside `tracking` (DESIGN §6) and `auto_send` (additive). */
@@ -36,12 +77,14 @@ export interface DteRecord {
   readonly detalle: unknown[]
   readonly referencias: unknown[]
   readonly tracking: Tracking
-  readonly sii_status: Record<string, unknown> | null
+  readonly sii_status: SiiStatusRecord | null
   readonly auto_send: boolean
   readonly metadata: Record<string, unknown>
   readonly created_at: string
   readonly updated_at: string
   readonly xml_documento?: string
+  /** Only on GET /dte/{id}: every SII answer about this DTE, oldest first (additive, issue 13). */
+  readonly historial_sii?: HistorialSii[]
 }
 
 export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boolean } = {}): DteRecord {
@@ -72,7 +115,7 @@ export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boole
       reparos: row.reparos,
       intentos: row.intentos,
     },
-    sii_status: row.sii_status ?? null,
+    sii_status: (row.sii_status as SiiStatusRecord | null) ?? null,
     auto_send: row.auto_send,
     metadata: row.metadata,
     created_at: row.created_at,
@@ -85,7 +128,52 @@ export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boole
 export function getDte(deps: Pick<Deps, 'store'>, empresaId: string, id: string, opts: { includeXml?: boolean } = {}): DteRecord {
   const row = findDte(deps.store.db, empresaId, id)
   if (!row) throw new TimbreError('NOT_FOUND')
-  return toDteRecord(row, opts)
+  return { ...toDteRecord(row, opts), historial_sii: listTrackingEvents(deps.store.db, empresaId, id).map(toHistorial) }
+}
+
+function toHistorial(e: DteTrackingEventRow): HistorialSii {
+  return {
+    at: e.at, canal: e.canal, operacion: e.operacion, track_id: e.track_id, estado: e.estado, glosa: e.glosa, err_code: e.err_code,
+    glosa_err: e.glosa_err, num_atencion: e.num_atencion, estadistica: e.estadistica ?? null, motivos: e.motivos,
+  }
+}
+
+/** One SII answer about a DTE, before it is stored (the SII jobs build it from the client's outcome). */
+export interface SiiAnswer {
+  readonly canal: SiiChannel
+  readonly operacion: OperacionSii
+  readonly trackId: string | null
+  readonly estado: string | null
+  readonly glosa: string | null
+  readonly errCode?: string | null
+  readonly glosaErr?: string | null
+  readonly numAtencion?: string | null
+  readonly estadistica?: readonly EnvioEstadistica[] | null
+  readonly motivos: readonly MotivoSii[]
+}
+
+/**
+ * Appends the answer to the DTE's `historial_sii`, in the caller's transaction. Every upload answer is kept; a status
+ * (envelope or document) only when it differs from the latest one of its kind, so tracking's polls (30 s to 30 min,
+ * for as long as the SII takes) add a line when the SII says something new, not at every question.
+ */
+export function recordSiiAnswer(db: Db, dte: Pick<DteRow, 'id' | 'empresa_id'>, answer: SiiAnswer, at: string): void {
+  const row = {
+    empresa_id: dte.empresa_id, dte_id: dte.id, at, canal: answer.canal, operacion: answer.operacion, track_id: answer.trackId,
+    estado: answer.estado, glosa: answer.glosa, err_code: answer.errCode ?? null, glosa_err: answer.glosaErr ?? null,
+    num_atencion: answer.numAtencion ?? null, estadistica: answer.estadistica ? answer.estadistica.map((g) => ({ ...g })) : null,
+    motivos: [...answer.motivos],
+  }
+  if (answer.operacion !== 'upload') {
+    const last = lastTrackingEvent(db, dte.empresa_id, dte.id, answer.operacion)
+    if (last && sameStatus(last, row)) return
+  }
+  insertTrackingEvent(db, row)
+}
+
+function sameStatus(a: Pick<DteTrackingEventRow, 'track_id' | 'estado' | 'glosa' | 'err_code' | 'glosa_err' | 'motivos'>, b: typeof a): boolean {
+  return a.track_id === b.track_id && a.estado === b.estado && a.glosa === b.glosa && a.err_code === b.err_code && a.glosa_err === b.glosa_err &&
+    JSON.stringify(a.motivos) === JSON.stringify(b.motivos)
 }
 
 /** The signed standalone DTE, ISO-8859-1 bytes exactly as signed (DESIGN §12). */

@@ -13,8 +13,10 @@ import { TimbreError } from '../errors'
 import type { SiiChannel, SiiCredentials, UploadOutcome } from '../sii/client/client'
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
 import { openActiveCertificado } from './certificados'
-import { emitFinalState } from './events'
+import { UPLOAD_STATUS } from '../sii/client/codes'
 import type { Deps } from './deps'
+import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
+import { emitFinalState } from './events'
 
 export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
 
@@ -76,11 +78,40 @@ export function patchAfterUpload(outcome: UploadOutcome, attempt: number, trackI
       // STATUS 99: keep the first track id; without one, the document status query resolves it (DESIGN §6).
       return { ...base, estado: 'procesando', track_id: outcome.trackId ?? trackIdBefore, codigo_sii: '99', glosa_sii: 'Envío ya recibido', next_attempt_at: at, consultas: 0 }
     case 'refused':
-      return { ...base, estado: 'rechazado', codigo_sii: outcome.status, glosa_sii: outcome.glosa, next_attempt_at: null }
+      // Final at upload: sii_status says why (issue 13), from the only SII answer this DTE will ever get.
+      return { ...base, estado: 'rechazado', codigo_sii: outcome.status, glosa_sii: outcome.glosa, sii_status: { ...refusedStatus(outcome, at) }, next_attempt_at: null }
     case 'not_authorized':
       return { ...base, estado: 'enviando', codigo_sii: outcome.status, glosa_sii: outcome.glosa, next_attempt_at: later(timing.notAuthorized) }
     case 'retry':
       return { ...base, estado: 'enviando', codigo_sii: outcome.status ?? null, glosa_sii: outcome.reason, next_attempt_at: later(timing.submit) }
+  }
+}
+
+function refusedStatus(outcome: Extract<UploadOutcome, { kind: 'refused' }>, at: string): SiiStatus {
+  const first = outcome.motivos[0]
+  return {
+    source: 'upload', track_id: null, estado_sii: outcome.status, glosa: outcome.glosa, glosa_estado: first?.glosa ?? null, err_code: null,
+    glosa_err: first?.detalle ?? null, num_atencion: null, checked_at: at, raw_xml: outcome.raw, motivos: outcome.motivos,
+  }
+}
+
+/**
+ * The upload's answer as a line of `historial_sii`: its STATUS (REST `estado`) and meaning, with the reasons of a
+ * refusal. A retry without an SII status (a timeout, a network error, an HTML page) is not an answer of the SII.
+ */
+export function uploadAnswer(outcome: UploadOutcome, canal: SiiChannel): SiiAnswer | null {
+  const answer = (estado: string, glosa: string | null, trackId: string | null = null, motivos: SiiAnswer['motivos'] = []): SiiAnswer =>
+    ({ canal, operacion: 'upload', trackId, estado, glosa, motivos })
+  switch (outcome.kind) {
+    case 'received':
+      return canal === 'soap' ? answer('0', UPLOAD_STATUS['0']?.glosa ?? null, outcome.trackId) : answer('REC', 'Envío recibido', outcome.trackId)
+    case 'already_received':
+      return canal === 'soap' ? answer('99', UPLOAD_STATUS['99']?.glosa ?? null, outcome.trackId) : answer('RPT', 'Envío ya recibido', outcome.trackId)
+    case 'refused':
+    case 'not_authorized':
+      return answer(outcome.status, outcome.glosa, null, outcome.motivos)
+    case 'retry':
+      return outcome.status === undefined ? null : answer(outcome.status, outcome.reason)
   }
 }
 
@@ -117,9 +148,11 @@ export async function submitDte(configured: SubmitDeps, dteId: string, empresaId
   const envio = envelopeFor(deps, dte, empresa, creds, now)
   const outcome = await deps.sii.upload({ rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }, creds, envio.canal, envio.xml, envio.file_name)
   const patch = patchAfterUpload(outcome, dte.intentos + 1, dte.track_id, now, deps.siiTiming)
+  const answer = uploadAnswer(outcome, envio.canal)
   deps.store.db.transaction(
     (tx) => {
       const updated = updateDteIf(tx, dte.id, ['enviando'], patch)
+      if (updated && answer) recordSiiAnswer(tx, updated, answer, at)
       if (patch.track_id) setEnvioTrackId(tx, envio.id, patch.track_id)
       // Refused at upload (STATUS 2, 7, 8) is final: its event goes out with the change (DESIGN §7).
       if (updated && isFinal(updated.estado)) emitFinalState(tx, updated, now)

@@ -1,61 +1,105 @@
 // The `sii-track` use case (DESIGN §6): procesando → aceptado | rechazado | con_reparos. Queries the envelope's status
 // with back-off (30 s doubling to 30 min, never giving up) and, once processed, the document's own status for
-// `sii_status`. Final states never change.
+// `sii_status`. Final states never change. Every answer that says something new goes to the DTE's `historial_sii`, in
+// the transaction of the change; the reasons the SII gives (issue 13) fill `sii_status`, `tracking.glosa_sii` and
+// `sii_status.motivos`.
 import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import type { DteRow } from '../db/schema'
-import { backoffMs, estadoFromProcessedEnvio, isFinal, siiTimingFor, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
-import type { DteStatusOutcome, EnvioOutcome, SiiCompany, SiiCredentials } from '../sii/client/client'
+import {
+  backoffMs, estadoFromProcessedEnvio, glosaDeMotivos, isFinal, isReparo, siiTimingFor, uniqueMotivos,
+  type BackoffPolicy, type EstadoFinal, type MotivoSii,
+} from '../domain/estados'
+import type { DteStatusOutcome, EnvioDocumento, EnvioOutcome, SiiChannel, SiiCompany, SiiCredentials } from '../sii/client/client'
 import type { Deps } from './deps'
+import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
 import { channelOf, LEASE_MS, siiCredentials } from './submit-dte'
 
 export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
 export type TrackResult = 'procesando' | EstadoFinal | 'skipped'
 
-/** Spec 2.7. */
-export interface SiiStatus {
-  readonly source: string
-  readonly track_id: string | null
-  readonly estado_sii: string | null
-  readonly glosa: string | null
-  readonly glosa_estado: string | null
-  readonly err_code: string | null
-  readonly glosa_err: string | null
-  readonly num_atencion: string | null
-  readonly checked_at: string
-  readonly raw_xml: string | null
+type DocumentStatus = Extract<DteStatusOutcome, { kind: 'status' }>
+type EnvioFinal = Extract<EnvioOutcome, { kind: 'rejected' | 'processed' }>
+
+/** What one tracking pass does to the DTE: the patch, and the SII answers to add to its history with it. */
+interface Tracked {
+  readonly patch: Partial<NewDte>
+  readonly answers: readonly SiiAnswer[]
 }
 
-function statusFromDocument(outcome: Extract<DteStatusOutcome, { kind: 'status' }>, trackId: string | null, source: string, at: string): SiiStatus {
+function statusFromDocument(doc: DocumentStatus, trackId: string | null, motivos: readonly MotivoSii[], at: string): SiiStatus {
+  // The boleta consulta has no ERR_CODE/GLOSA_ERR (docs/sii-protocol.md §7.3 item 5): the envelope detail's first
+  // reason stands in, so err_code/glosa_err name the document's reason on both channels.
+  const first = motivos.find((m) => m.nivel !== null)
   return {
-    source,
+    source: 'documento',
     track_id: trackId,
-    estado_sii: outcome.estado,
-    glosa: [outcome.glosaEstado, outcome.glosaErr].filter((g) => g).join(' — ') || null,
-    glosa_estado: outcome.glosaEstado,
-    err_code: outcome.errCode,
-    glosa_err: outcome.glosaErr,
-    num_atencion: outcome.numAtencion,
+    estado_sii: doc.estado,
+    glosa: glosaDeMotivos(motivos) ?? ([doc.glosaEstado, doc.glosaErr].filter((g) => g).join(' — ') || null),
+    glosa_estado: doc.glosaEstado,
+    err_code: doc.errCode ?? first?.codigo ?? null,
+    glosa_err: doc.glosaErr ?? first?.glosa ?? null,
+    num_atencion: doc.numAtencion,
     checked_at: at,
-    raw_xml: outcome.raw,
+    raw_xml: doc.raw,
+    motivos: [...motivos],
   }
 }
 
-function statusFromEnvelope(outcome: Extract<EnvioOutcome, { kind: 'rejected' | 'processed' }>, trackId: string | null, detalle: string | null, at: string): SiiStatus {
+function statusFromEnvelope(envio: EnvioFinal, trackId: string | null, line: EnvioDocumento | undefined, motivos: readonly MotivoSii[], at: string): SiiStatus {
+  const first = motivos.find((m) => m.nivel !== null)
   return {
     source: 'envio',
     track_id: trackId,
-    estado_sii: detalle ?? outcome.estado,
-    glosa: outcome.glosa,
-    glosa_estado: outcome.glosa,
-    err_code: null,
-    glosa_err: null,
-    num_atencion: null,
+    estado_sii: line?.estado ?? envio.estado,
+    glosa: glosaDeMotivos(motivos) ?? envio.glosa,
+    glosa_estado: envio.glosa,
+    err_code: first?.codigo ?? null,
+    glosa_err: first?.glosa ?? null,
+    num_atencion: envio.numAtencion ?? null,
     checked_at: at,
-    raw_xml: outcome.raw,
+    raw_xml: envio.raw,
+    motivos: [...motivos],
   }
+}
+
+function envioAnswer(canal: SiiChannel, trackId: string | null, envio: Exclude<EnvioOutcome, { kind: 'retry' }>, motivos: readonly MotivoSii[]): SiiAnswer {
+  return {
+    canal, operacion: 'estado_envio', trackId, estado: envio.estado, glosa: envio.glosa, numAtencion: envio.numAtencion ?? null,
+    estadistica: envio.kind === 'processed' ? envio.estadistica : null, motivos,
+  }
+}
+
+function documentAnswer(canal: SiiChannel, trackId: string | null, doc: DocumentStatus): SiiAnswer {
+  return {
+    canal, operacion: 'estado_dte', trackId, estado: doc.estado, glosa: doc.glosaEstado, errCode: doc.errCode, glosaErr: doc.glosaErr,
+    numAtencion: doc.numAtencion, motivos: doc.motivos,
+  }
+}
+
+/** This DTE's line of the envelope's detail (REST `detalle_rep_rech`; none on the SOAP channel). */
+function lineOf(detalle: readonly EnvioDocumento[], dte: DteRow): EnvioDocumento | undefined {
+  return detalle.find((d) => d.tipo === dte.tipo_dte && d.folio === dte.folio)
+}
+
+/**
+ * `tracking.glosa_sii` of a final DTE: its reasons when the SII gave any. Without them, a rejection or a reparo says so
+ * and where the SII tells why: on the SOAP channel the SII sends each document's reason only in its result e-mail
+ * ("Resultado de Revision Envio", docs/sii-protocol.md §6.5), so a real SII's EPR with RECHAZADOS 1 may come with no
+ * reason at all.
+ */
+function finalGlosa(
+  estado: EstadoFinal, motivos: readonly MotivoSii[], envio: Extract<EnvioOutcome, { kind: 'processed' }>, line: EnvioDocumento | undefined, trackId: string | null,
+): string | null {
+  const reasons = glosaDeMotivos(motivos)
+  if (estado === 'aceptado' || motivos.some((m) => m.nivel !== null)) return reasons ?? line?.descripcion ?? envio.glosa
+  const what = estado === 'rechazado' ? 'Documento rechazado por el SII' : 'Documento aceptado con reparos por el SII'
+  const where = `el SII informa el motivo en su correo "Resultado de Revision Envio ${trackId ?? ''}"`
+  return [`${what} (envío ${envio.estado}: ${envio.informados} informados, ${envio.rechazados} rechazados, ${envio.reparos} con reparos)`, reasons, line ? null : where]
+    .filter((t) => t !== null)
+    .join('; ')
 }
 
 function laterPatch(dte: DteRow, now: Date, policy: BackoffPolicy, extra: Partial<NewDte> = {}): Partial<NewDte> {
@@ -73,43 +117,68 @@ async function documentStatus(deps: TrackDeps, company: SiiCompany, creds: SiiCr
   })
 }
 
-/** With a track id: the envelope's status decides (DESIGN §6 table); the document query only fills sii_status. */
-async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany, creds: SiiCredentials, now: Date): Promise<Partial<NewDte>> {
+/** With a track id: the envelope's status decides (DESIGN §6 table); the document query fills sii_status and the reasons. */
+async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany, creds: SiiCredentials, now: Date): Promise<Tracked> {
   const at = isoTimestamp(now)
-  const envio = await deps.sii.queryEnvio(company, creds, channelOf(dte.tipo_dte), dte.track_id!)
+  const canal = channelOf(dte.tipo_dte)
+  const trackId = dte.track_id
+  const envio = await deps.sii.queryEnvio(company, creds, canal, trackId!)
   switch (envio.kind) {
     case 'retry':
-      return laterPatch(dte, now, deps.siiTiming.track)
+      return { patch: laterPatch(dte, now, deps.siiTiming.track), answers: [] }
     case 'pending':
-      return laterPatch(dte, now, deps.siiTiming.track, { estado_envio: envio.estado, glosa_sii: envio.glosa })
-    case 'rejected':
-      return { estado: 'rechazado', estado_envio: envio.estado, glosa_sii: envio.glosa, sii_status: { ...statusFromEnvelope(envio, dte.track_id, null, at) }, next_attempt_at: null, updated_at: at }
+      return { patch: laterPatch(dte, now, deps.siiTiming.track, { estado_envio: envio.estado, glosa_sii: envio.glosa }), answers: [envioAnswer(canal, trackId, envio, [])] }
+    case 'rejected': {
+      // The whole envelope refused (RSC, RCT, RFR, …): its reasons, or this document's line of the REST detail.
+      const line = lineOf(envio.detalle, dte)
+      const motivos = line !== undefined && line.motivos.length > 0 ? line.motivos : envio.motivos
+      return {
+        patch: {
+          estado: 'rechazado', estado_envio: envio.estado, glosa_sii: glosaDeMotivos(motivos) ?? envio.glosa,
+          sii_status: { ...statusFromEnvelope(envio, trackId, line, motivos, at) }, next_attempt_at: null, updated_at: at,
+        },
+        answers: [envioAnswer(canal, trackId, envio, motivos)],
+      }
+    }
     case 'processed': {
-      const line = envio.detalle.find((d) => d.tipo === dte.tipo_dte && d.folio === dte.folio)
+      const line = lineOf(envio.detalle, dte)
       const estado = estadoFromProcessedEnvio(envio, line)
       const doc = await documentStatus(deps, company, creds, dte)
-      const siiStatus = doc.kind === 'status' ? statusFromDocument(doc, dte.track_id, 'documento', at) : statusFromEnvelope(envio, dte.track_id, line?.estado ?? null, at)
+      // The envelope's detail for this document (REST) and what its own status says (GLOSA_ERR, the consulta).
+      const motivos = uniqueMotivos([...(line?.motivos ?? []), ...(doc.kind === 'status' ? doc.motivos : [])])
+      const siiStatus = doc.kind === 'status' ? statusFromDocument(doc, trackId, motivos, at) : statusFromEnvelope(envio, trackId, line, motivos, at)
       return {
-        estado,
-        estado_envio: envio.estado,
-        glosa_sii: line?.descripcion ?? envio.glosa,
-        informados: envio.informados,
-        aceptados: envio.aceptados,
-        rechazados: envio.rechazados,
-        reparos: envio.reparos,
-        sii_status: { ...siiStatus },
-        next_attempt_at: null,
-        updated_at: at,
+        patch: {
+          estado,
+          estado_envio: envio.estado,
+          glosa_sii: finalGlosa(estado, motivos, envio, line, trackId),
+          informados: envio.informados,
+          aceptados: envio.aceptados,
+          rechazados: envio.rechazados,
+          reparos: envio.reparos,
+          sii_status: { ...siiStatus },
+          next_attempt_at: null,
+          updated_at: at,
+        },
+        answers: [envioAnswer(canal, trackId, envio, line?.motivos ?? []), ...(doc.kind === 'status' ? [documentAnswer(canal, trackId, doc)] : [])],
       }
     }
   }
 }
 
-/** STATUS 99 without a track id: only the document's status can tell (DESIGN §6 "resolve by getEstDte"). */
-async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany, creds: SiiCredentials, now: Date): Promise<Partial<NewDte>> {
+/**
+ * STATUS 99 without a track id: only the document's status can tell (DESIGN §6 "resolve by getEstDte"). DOK is final:
+ * con_reparos when its detail lists reparos (nivel below 3), else aceptado.
+ */
+async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany, creds: SiiCredentials, now: Date): Promise<Tracked> {
+  const at = isoTimestamp(now)
   const doc = await documentStatus(deps, company, creds, dte)
-  if (doc.kind === 'retry' || doc.estado !== 'DOK') return laterPatch(dte, now, deps.siiTiming.track, doc.kind === 'status' ? { sii_status: { ...statusFromDocument(doc, null, 'documento', isoTimestamp(now)) } } : {})
-  return { estado: 'aceptado', sii_status: { ...statusFromDocument(doc, null, 'documento', isoTimestamp(now)) }, next_attempt_at: null, updated_at: isoTimestamp(now) }
+  if (doc.kind === 'retry') return { patch: laterPatch(dte, now, deps.siiTiming.track), answers: [] }
+  const answers = [documentAnswer(channelOf(dte.tipo_dte), null, doc)]
+  const siiStatus = { ...statusFromDocument(doc, null, doc.motivos, at) }
+  if (doc.estado !== 'DOK') return { patch: laterPatch(dte, now, deps.siiTiming.track, { sii_status: siiStatus }), answers }
+  const estado = doc.motivos.some(isReparo) ? 'con_reparos' : 'aceptado'
+  return { patch: { estado, glosa_sii: glosaDeMotivos(doc.motivos) ?? doc.glosaEstado, sii_status: siiStatus, next_attempt_at: null, updated_at: at }, answers }
 }
 
 export async function trackDte(configured: TrackDeps, dteId: string, empresaId: string, now: Date): Promise<TrackResult> {
@@ -126,10 +195,11 @@ export async function trackDte(configured: TrackDeps, dteId: string, empresaId: 
     return 'procesando'
   }
   const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }
-  const patch = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)
+  const { patch, answers } = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)
   const updated = deps.store.db.transaction(
     (tx) => {
       const row = updateDteIf(tx, dte.id, ['procesando'], patch)
+      if (row) for (const answer of answers) recordSiiAnswer(tx, row, answer, at)
       if (row && isFinal(row.estado)) emitFinalState(tx, row, now)
       return row
     },

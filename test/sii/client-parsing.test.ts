@@ -239,7 +239,10 @@ describe('boleta REST (docs/sii-protocol.md §7.3)', () => {
     expect(boletaEnvioOutcome(json(body))).toEqual({
       kind: 'processed', estado: 'EPR', glosa: null, informados: 3, aceptados: 2, rechazados: 1, reparos: 0,
       estadistica: [{ tipo: 39, informados: 3, aceptados: 2, rechazados: 1, reparos: 0 }],
-      detalle: [{ tipo: 39, folio: 1202, estado: 'RCH', descripcion: 'Dte Rechazado' }], raw: body,
+      detalle: [{
+        tipo: 39, folio: 1202, estado: 'RCH', descripcion: 'Dte Rechazado',
+        motivos: [{ codigo: 'CRT-3-11', glosa: 'RUT envia diferente al Upload', detalle: 'x — línea 155', nivel: 3, fuente: 'estado_envio' }],
+      }], raw: body,
     })
   })
 
@@ -253,7 +256,7 @@ describe('boleta REST (docs/sii-protocol.md §7.3)', () => {
   test('consulta {"codigo": "DOK", "descripcion": "…"} → status', () => {
     const body = '{"codigo": "DOK", "descripcion": "Documento Recibido por el SII. Datos Coinciden con los Registrados"}'
     expect(boletaDteStatusOutcome(json(body))).toEqual({
-      kind: 'status', estado: 'DOK', glosaEstado: 'Documento Recibido por el SII. Datos Coinciden con los Registrados', errCode: null, glosaErr: null, numAtencion: null, raw: body,
+      kind: 'status', estado: 'DOK', glosaEstado: 'Documento Recibido por el SII. Datos Coinciden con los Registrados', errCode: null, glosaErr: null, numAtencion: null, motivos: [], raw: body,
     })
   })
 })

@@ -48,6 +48,58 @@ export const TrackingSchema = Type.Object({
   intentos: Type.Integer(),
 })
 
+const NullableString = Type.Union([Type.String(), Type.Null()])
+
+/** One reason the SII gave (issue 13): its code as the SII writes it, its text, and the answer that said it. */
+export const MotivoSiiSchema = Type.Object(
+  {
+    codigo: Type.String({ description: 'Código del SII: `DTE-3-101`, STATUS del upload (`7`), ESTADO (`RFR`, `FAU`)…' }),
+    glosa: Type.String({ description: 'Texto del SII.' }),
+    detalle: Type.Union([Type.String(), Type.Null()], { description: 'Lo que el SII agrega: mensaje de schema, detalle del error.' }),
+    nivel: Type.Union([Type.Integer(), Type.Null()], { description: 'Nivel del SII cuando lo da: 3 rechaza; 2 y 1 son reparos.' }),
+    fuente: Type.Union([Type.Literal('upload'), Type.Literal('estado_envio'), Type.Literal('estado_dte')], {
+      description: 'Respuesta que lo dijo: el upload, el estado del envío (QueryEstUp / REST) o el estado del documento (QueryEstDte / consulta).',
+    }),
+  },
+  { title: 'MotivoSII' },
+)
+
+/** Spec 2.7, with `motivos` (additive): why the SII decided what it did for this document. */
+export const SiiStatusSchema = Type.Object(
+  {
+    source: Type.String({ description: '`documento`, `envio` o `upload`: la respuesta de la que vienen los datos.' }),
+    track_id: NullableString,
+    estado_sii: NullableString,
+    glosa: Type.Union([Type.String(), Type.Null()], { description: 'Texto consolidado: los motivos del SII cuando los da.' }),
+    glosa_estado: NullableString,
+    err_code: NullableString,
+    glosa_err: NullableString,
+    num_atencion: NullableString,
+    checked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    raw_xml: NullableString,
+    motivos: Type.Optional(Type.Array(MotivoSiiSchema, { description: 'Cada motivo del SII para este documento (rechazo o reparo).' })),
+  },
+  { title: 'SiiStatus' },
+)
+
+/** One SII answer about the DTE (issue 13): `historial_sii` of GET /dte/{id}. */
+export const HistorialSiiSchema = Type.Object(
+  {
+    at: Type.String({ format: 'date-time' }),
+    canal: Type.Union([Type.Literal('soap'), Type.Literal('boleta')], { description: 'SOAP (DTEUpload, QueryEstUp, QueryEstDte) o la API REST de boletas.' }),
+    operacion: Type.Union([Type.Literal('upload'), Type.Literal('estado_envio'), Type.Literal('estado_dte')]),
+    track_id: NullableString,
+    estado: Type.Union([Type.String(), Type.Null()], { description: 'Código de la respuesta: STATUS del upload, ESTADO del envío o del documento.' }),
+    glosa: NullableString,
+    err_code: NullableString,
+    glosa_err: NullableString,
+    num_atencion: NullableString,
+    estadistica: Type.Union([Type.Array(Type.Record(Type.String(), Type.Integer())), Type.Null()], { description: 'Contadores por tipo de un envío procesado.' }),
+    motivos: Type.Array(MotivoSiiSchema),
+  },
+  { title: 'HistorialSII' },
+)
+
 export const DteSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -65,10 +117,15 @@ export const DteSchema = Type.Object(
     detalle: Type.Array(Type.Unknown()),
     referencias: Type.Array(Type.Unknown()),
     tracking: TrackingSchema,
-    sii_status: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    sii_status: Type.Union([SiiStatusSchema, Type.Null()]),
     auto_send: Type.Boolean(),
     metadata: Type.Record(Type.String(), Type.Unknown()),
     xml_documento: Type.Optional(Type.String()),
+    historial_sii: Type.Optional(
+      Type.Array(HistorialSiiSchema, {
+        description: 'Solo en GET /dte/{id}: cada respuesta del SII sobre este DTE (upload, estados del envío, estado del documento), en orden.',
+      }),
+    ),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

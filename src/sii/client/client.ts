@@ -4,6 +4,7 @@
 // then the call is made once more. Every outcome is a value: SII outages, HTML pages, garbage and timeouts are
 // `retry` with a reason, never a throw. Only a caller's bug (a malformed RUT or date) throws.
 import type { SiiTarget } from '../../config'
+import type { MotivoSii } from '../../domain/estados'
 import type { Signer } from '../../xml/signature'
 import { fetchBoletaToken, fetchSoapToken } from './auth'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from './boleta-rest'
@@ -36,8 +37,8 @@ export interface SiiCredentials {
 export type UploadOutcome =
   | { kind: 'received'; trackId: string; raw: string }
   | { kind: 'already_received'; trackId: string | null; raw: string }
-  | { kind: 'refused'; status: string; glosa: string; raw: string }
-  | { kind: 'not_authorized'; status: string; glosa: string; raw: string }
+  | { kind: 'refused'; status: string; glosa: string; motivos: MotivoSii[]; raw: string }
+  | { kind: 'not_authorized'; status: string; glosa: string; motivos: MotivoSii[]; raw: string }
   | { kind: 'retry'; reason: string; status?: string; raw?: string }
 
 /** One type's counters of a processed envelope (getEstUp RESP_BODY groups, REST `estadistica`). */
@@ -49,22 +50,50 @@ export interface EnvioEstadistica {
   readonly reparos: number
 }
 
+/** One document of a processed or rejected envelope, as the SII's detail lists it (REST `detalle_rep_rech`). */
+export interface EnvioDocumento {
+  readonly tipo: number
+  readonly folio: number
+  /** DOK, RCH, RPR, RLV. */
+  readonly estado: string
+  readonly descripcion: string | null
+  /** Its `error[]` lines, each as `SECCION-NIVEL-CODIGO` with its text. */
+  readonly motivos: MotivoSii[]
+}
+
 export type EnvioOutcome =
-  | { kind: 'pending'; estado: string; glosa: string | null; raw: string }
-  | { kind: 'rejected'; estado: string; glosa: string | null; raw: string }
+  | { kind: 'pending'; estado: string; glosa: string | null; numAtencion?: string | null; raw: string }
+  | {
+      kind: 'rejected'; estado: string; glosa: string | null; numAtencion?: string | null
+      /** Why: the REST detail's error lines, else the ESTADO with its GLOSA (getEstUp gives nothing more, §6.5). */
+      motivos: MotivoSii[]
+      /** The REST detail of the envelope's documents; [] on the SOAP channel. */
+      detalle: EnvioDocumento[]
+      raw: string
+    }
   | {
       kind: 'processed'; estado: 'EPR' | string; glosa: string | null
+      /** getEstUp's NUM_ATENCION (the SII's reference of the answer); the REST status has none. */
+      numAtencion?: string | null
       /** Sums over `estadistica`. */
       informados: number; aceptados: number; rechazados: number; reparos: number
       estadistica: EnvioEstadistica[]
-      /** Per-boleta results (REST `detalle_rep_rech`); getEstUp gives none, so [] on the SOAP channel. */
-      detalle: Array<{ tipo: number; folio: number; estado: string; descripcion: string | null }>
+      /**
+       * Per-document results (REST `detalle_rep_rech`). getEstUp lists only counters (docs/sii-protocol.md §6.5: the
+       * SOAP channel tells each document's reason in its result e-mail), so [] on the SOAP channel.
+       */
+      detalle: EnvioDocumento[]
       raw: string
     }
   | { kind: 'retry'; reason: string; raw?: string }
 
 export type DteStatusOutcome =
-  | { kind: 'status'; estado: string; glosaEstado: string | null; errCode: string | null; glosaErr: string | null; numAtencion: string | null; raw: string }
+  | {
+      kind: 'status'; estado: string; glosaEstado: string | null; errCode: string | null; glosaErr: string | null; numAtencion: string | null
+      /** The detail lines of GLOSA_ERR (or of the REST `descripcion`), else the ESTADO itself unless it is DOK. */
+      motivos: MotivoSii[]
+      raw: string
+    }
   | { kind: 'retry'; reason: string; raw?: string }
 
 export interface DteQuery {
@@ -218,7 +247,8 @@ function isTokenRejection(value: unknown): value is TokenRejection {
  */
 function uploadWithoutToken(failure: TokenFailure): UploadOutcome {
   if (failure.estado !== undefined && TOKEN_NOT_AUTHORIZED_ESTADOS.has(failure.estado)) {
-    return { kind: 'not_authorized', status: `TOKEN ${failure.estado}`, glosa: failure.glosa ?? failure.reason, raw: failure.reason }
+    const glosa = failure.glosa ?? failure.reason
+    return { kind: 'not_authorized', status: `TOKEN ${failure.estado}`, glosa, motivos: [{ codigo: `TOKEN ${failure.estado}`, glosa, detalle: null, nivel: null, fuente: 'upload' }], raw: failure.reason }
   }
   return { kind: 'retry', reason: failure.reason }
 }

@@ -1,6 +1,7 @@
 // Uploads: SOAP-side `POST /cgi_dte/UPL/DTEUpload` (docs/sii-protocol.md §6.4) and the boleta REST envío (§7.3 item 3). Same
 // multipart form on both; the answers differ (RECEPCIONDTE XML with a STATUS, or JSON with an estado). The mapping of
 // every STATUS is the table in `codes.ts`; what it means for the DTE is DESIGN §6.
+import type { MotivoSii } from '../../domain/estados'
 import { parseRut } from '../../domain/rut'
 import { childElements, parseXml, textOf } from '../../xml/latin1'
 import type { UploadOutcome } from './client'
@@ -51,6 +52,8 @@ export function uploadOutcome(res: HttpResult): UploadOutcome | TokenRejected {
   const { status, trackId, errors } = recepcion
   const meaning = UPLOAD_STATUS[status]
   const glosa = [meaning?.glosa ?? 'Error interno del SII', ...errors].join('; ')
+  // One reason: the STATUS with its meaning, the DETAIL/ERROR lines (schema messages, `LSX-…`) as its detail.
+  const motivos: MotivoSii[] = [{ codigo: status, glosa: meaning?.glosa ?? 'Error interno del SII', detalle: errors.join('\n') || null, nivel: null, fuente: 'upload' }]
   const raw = res.text
   switch (meaning?.kind) {
     case 'received':
@@ -58,9 +61,9 @@ export function uploadOutcome(res: HttpResult): UploadOutcome | TokenRejected {
     case 'already_received':
       return { kind: 'already_received', trackId, raw }
     case 'refused':
-      return { kind: 'refused', status, glosa, raw }
+      return { kind: 'refused', status, glosa, motivos, raw }
     case 'not_authorized':
-      return { kind: 'not_authorized', status, glosa, raw }
+      return { kind: 'not_authorized', status, glosa, motivos, raw }
     case 'token_invalid':
       return { kind: 'token_invalid', status, raw }
     default:
@@ -112,7 +115,9 @@ export function boletaUploadOutcome(res: HttpResult): UploadOutcome | TokenRejec
   const estado = String(jsonField(json, 'estado') ?? '')
   const known = ENVIO_ESTADOS[estado]
   if (estado === 'RPT') return { kind: 'already_received', trackId, raw }
-  if (known?.kind === 'rejected') return { kind: 'refused', status: estado, glosa: known.glosa, raw }
+  if (known?.kind === 'rejected') {
+    return { kind: 'refused', status: estado, glosa: known.glosa, motivos: [{ codigo: estado, glosa: known.glosa, detalle: null, nivel: null, fuente: 'upload' }], raw }
+  }
   if (trackId === null) return { kind: 'retry', reason: `boleta envío without trackid (estado ${estado || 'none'})`, raw }
   return { kind: 'received', trackId, raw }
 }
