@@ -1,4 +1,5 @@
 // Every setting of DESIGN §2, declared once: environment variable, flag, default, parser. The only reader of process.env.
+import { OperatorError } from './errors'
 
 export type SiiTarget = { kind: 'sii' } | { kind: 'simulado' } | { kind: 'origin'; origin: string }
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -24,7 +25,7 @@ export interface Config {
   readonly demo: boolean
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends OperatorError {}
 
 export const SIMULADO_SUBMIT_EVERY_MS = 1000
 export const SIMULADO_TRACK_EVERY_MS = 2000

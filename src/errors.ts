@@ -66,6 +66,12 @@ export class TimbreError extends Error {
   }
 }
 
+/**
+ * A failure the operator fixes outside Timbre (a path, a key file, a flag, a second server): the CLI prints its message
+ * as it is, with no code from the API's catalog. StoreError, ConfigError, InstanceKeyError and RestoreError are kinds.
+ */
+export class OperatorError extends Error {}
+
 /** Shorthand for the common case: one or more failing fields. */
 export function validationError(details: readonly FieldError[]): TimbreError {
   return new TimbreError('VALIDATION_ERROR', { details })

@@ -9,11 +9,7 @@ import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
 import { webhookDeliveriesCommand, webhookRedeliverCommand } from './cli/webhook'
-import { ConfigError } from './config'
-import { StoreError } from './db/open'
-import { TimbreError } from './errors'
-import { RestoreError } from './services/backup'
-import { InstanceKeyError } from './crypto/instance-keys'
+import { OperatorError, TimbreError } from './errors'
 import { VERSION } from './version'
 
 const COMMANDS: readonly Command[] = [
@@ -60,7 +56,7 @@ function groupHelp(group: string): string {
 function errorLine(err: unknown): { line: object; exitCode: number } {
   if (err instanceof UsageError) return { line: { code: 'USAGE', message: err.message }, exitCode: 2 }
   if (err instanceof TimbreError) return { line: { code: err.code, message: err.message, details: err.extra.details ?? [] }, exitCode: 1 }
-  if (err instanceof ConfigError || err instanceof StoreError || err instanceof RestoreError || err instanceof InstanceKeyError)
+  if (err instanceof OperatorError)
     return { line: { code: 'ERROR', message: err.message }, exitCode: 1 }
   return { line: { code: 'INTERNAL_ERROR', message: String((err as Error)?.message ?? err) }, exitCode: 1 }
 }

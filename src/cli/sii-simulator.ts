@@ -4,10 +4,8 @@ import { santiagoDate } from '../clock'
 import { isTipoDte } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
 import { createLogger } from '../log'
-import { issueCaf, simulatorAuthorityKey } from '../sii/simulator/caf-issuer'
+import { simulatedCafFile } from '../sii/simulator/caf-issuer'
 import { startSimulator } from '../sii/simulator/server'
-import { SIMULATOR_IDK } from '../xml/authority-keys'
-import { toLatin1Bytes } from '../xml/latin1'
 import { intFlag, requireFlag, UsageError, type Command, type ParsedArgs } from './command'
 
 /** Default port of the standalone simulator: beside Timbre's 8080, easy to point `--sii http://127.0.0.1:8090` at. */
@@ -84,14 +82,10 @@ export const siiSimulatorCaf: Command = {
     if (!/^\d{4}-\d{2}-\d{2}$/.test(fecha) || Number.isNaN(Date.parse(`${fecha}T00:00:00Z`))) throw new UsageError(`--fecha debe ser AAAA-MM-DD: "${fecha}"`)
     const razonSocial = args.flags['--razon-social'] ?? 'EMPRESA DE PRUEBA'
     if (!/^[\u0000-\u00ff]*$/.test(razonSocial) || razonSocial.trim() === '') throw new UsageError('--razon-social debe tener texto ISO-8859-1')
-    const xml = issueCaf({
-      rut, razonSocial, tipoDte: tipo, folioDesde: desde, folioHasta: hasta, fechaAutorizacion: fecha,
-      idk: SIMULATOR_IDK, authorityPrivateKey: simulatorAuthorityKey(),
-    })
-    // CAF files are ISO-8859-1 (docs/sii-protocol.md §3.3) and Timbre reads them so; main.ts prints a string as UTF-8, which only
-    // matches for ASCII. A razón social with ñ or accents is therefore written here as its Latin-1 bytes.
-    if (/^[\u0000-\u007f]*$/.test(xml)) return xml
-    process.stdout.write(toLatin1Bytes(xml))
+    const file = simulatedCafFile({ rut, razonSocial, tipoDte: tipo, folioDesde: desde, folioHasta: hasta, fechaAutorizacion: fecha })
+    // main.ts prints a returned string as UTF-8, which is the file's Latin-1 bytes only when they are ASCII.
+    if (file.every((b) => b < 0x80)) return Buffer.from(file).toString('latin1')
+    process.stdout.write(file)
     return ''
   },
 }

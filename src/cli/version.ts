@@ -1,5 +1,5 @@
 // `timbre version` (DESIGN §1): binary and schema versions.
-import { MIGRATIONS } from '../db/migrations.gen'
+import { binarySchema } from '../services/readiness'
 import { API_VERSION, VERSION } from '../version'
 import type { Command } from './command'
 
@@ -9,6 +9,6 @@ export const version: Command = {
   usage: 'timbre version',
   flags: {},
   async run() {
-    return { version: VERSION, api_version: API_VERSION, schema: MIGRATIONS.at(-1)?.tag ?? null, migrations: MIGRATIONS.length, bun: Bun.version }
+    return { version: VERSION, api_version: API_VERSION, ...binarySchema(), bun: Bun.version }
   },
 }

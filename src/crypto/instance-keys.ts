@@ -3,11 +3,12 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { OperatorError } from '../errors'
 
 export const MASTER_KEY_FILE = 'master.key'
 export const JWT_PRIVATE_KEY_FILE = 'jwt-private.pem'
 
-export class InstanceKeyError extends Error {}
+export class InstanceKeyError extends OperatorError {}
 
 /** Writes a new file only if none exists (O_EXCL), so two processes starting at once agree on one key. */
 function createExclusive(path: string, contents: string): void {

@@ -4,6 +4,7 @@ import { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { OperatorError } from '../errors'
 import type { Logger } from '../log'
 import { silentLogger } from '../log'
 import { MIGRATIONS } from './migrations.gen'
@@ -21,7 +22,7 @@ export interface Store {
   close(): void
 }
 
-export class StoreError extends Error {}
+export class StoreError extends OperatorError {}
 
 export const DB_FILE = 'timbre.db'
 /** A busy database answers 503 after this long (DESIGN §12). */
@@ -49,6 +50,11 @@ function setPragmas(sqlite: Database): void {
   // FULL: a 201 promises the signed document is durable, also across a power loss (README "Durabilidad").
   sqlite.run('PRAGMA synchronous = FULL')
   sqlite.run('PRAGMA foreign_keys = ON')
+}
+
+/** SQLite's advice for long-lived connections: refresh the planner statistics where they drifted (housekeeping). */
+export function optimizeStore(store: Pick<Store, 'sqlite'>): void {
+  store.sqlite.run('PRAGMA optimize')
 }
 
 /** Consistent online snapshot of the live database (used before migrations and by `timbre backup`). */

@@ -2,9 +2,8 @@
 // body limits and logs sit one layer out, in server.ts, so they hold for every answer, routed or not.
 import { Elysia } from 'elysia'
 import { TimbreError, type FieldError } from '../errors'
-import { isDatabaseBusy } from '../db/open'
 import type { Deps } from '../services/deps'
-import { envelopeOf } from './errors'
+import { envelopeOf, errorForThrown } from './errors'
 import { requestInfo } from './request-context'
 import { docsRoutes } from './routes/docs'
 import { empresaRoutes } from './routes/empresa'
@@ -53,13 +52,10 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
         const allow = methodsFor(app, new URL(request.url).pathname)
         if (allow.length > 0) set.headers['allow'] = allow.join(', ')
         err = new TimbreError(allow.length > 0 ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND')
-      } else if (isDatabaseBusy(error)) {
-        deps.log.warn('http.database_busy', { request_id: info.id, route: info.route })
-        set.headers['retry-after'] = '5'
-        err = new TimbreError('SERVICE_UNAVAILABLE')
       } else {
-        deps.log.error('http.unhandled', { request_id: info.id, route: info.route, error: String(error), stack: (error as Error)?.stack })
-        err = new TimbreError('INTERNAL_ERROR')
+        const thrown = errorForThrown(error, deps.log, { request_id: info.id, route: info.route })
+        for (const [name, value] of Object.entries(thrown.headers)) set.headers[name.toLowerCase()] = value
+        err = thrown.error
       }
       const { status, body } = envelopeOf(err, info.id)
       set.status = status

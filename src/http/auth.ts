@@ -3,8 +3,7 @@
 import { TimbreError } from '../errors'
 import { authenticateApiKey } from '../services/api-keys'
 import type { Deps } from '../services/deps'
-import { findEmpresaById } from '../db/empresa-store'
-import { verifyToken } from '../services/tokens'
+import { authenticateBearer } from '../services/tokens'
 import { FailureWindow, RateLimiter } from './rate-limit'
 
 export interface Credential {
@@ -36,8 +35,7 @@ export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 
     if (authorization !== null) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
       if (!m) throw new TimbreError('UNAUTHORIZED')
-      const claims = await verifyToken(deps.keyring, m[1]!, now)
-      if (!findEmpresaById(deps.store.db, claims.empresaId)) throw new TimbreError('UNAUTHORIZED')
+      const claims = await authenticateBearer(deps, m[1]!, now)
       return { empresaId: claims.empresaId, canWrite: true, credentialId: `bearer:${claims.empresaId}:${claims.sub ?? ''}`, kind: 'bearer' }
     }
     const apiKey = request.headers.get('x-api-key')

@@ -1,5 +1,7 @@
 // The only file that knows HTTP statuses: typed errors → the envelope of spec 2.18 (DESIGN §5, STYLE §4).
 import { CATALOG, TimbreError, type ErrorCode, type FieldError, type Severity } from '../errors'
+import type { Logger } from '../log'
+import { knownFailure } from '../services/failures'
 
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
   VALIDATION_ERROR: 400,
@@ -60,4 +62,19 @@ export function toErrorResponse(err: unknown, requestId: string): { status: numb
 export function errorResponse(err: TimbreError, requestId: string, headers: Record<string, string> = {}): Response {
   const { status, body } = envelopeOf(err, requestId)
   return Response.json(body, { status, headers })
+}
+
+/**
+ * Any thrown value as the answer's error and headers, for Elysia's onError and the server wrapper alike: a busy
+ * database is 503 with Retry-After (DESIGN §12); a bug is logged with its stack and answered INTERNAL_ERROR.
+ */
+export function errorForThrown(err: unknown, log: Logger, where: Readonly<Record<string, unknown>>): { error: TimbreError; headers: Record<string, string> } {
+  const known = knownFailure(err)
+  if (known?.code === 'SERVICE_UNAVAILABLE') {
+    log.warn('http.database_busy', where)
+    return { error: known, headers: { 'Retry-After': '5' } }
+  }
+  if (known) return { error: known, headers: {} }
+  log.error('http.unhandled', { ...where, error: String(err), stack: (err as Error)?.stack })
+  return { error: new TimbreError('INTERNAL_ERROR'), headers: {} }
 }

@@ -1,12 +1,11 @@
 // The HTTP server around the Elysia app: request ids, authentication of /api/v1/billing, body limits,
 // content types, one log line per request, and a graceful stop (DESIGN §12).
 import type { Server } from 'bun'
-import { isDatabaseBusy } from '../db/open'
 import { TimbreError } from '../errors'
 import type { Deps } from '../services/deps'
 import { API_PREFIX, createHttpApp } from './app'
 import { createAuthGate } from './auth'
-import { errorResponse } from './errors'
+import { errorForThrown, errorResponse } from './errors'
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth'
 import { attachRequestInfo, rebindRequestInfo, type RequestInfo } from './request-context'
 import type { Readiness } from './routes/ops'
@@ -168,11 +167,8 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
       try {
         response = await route(request, info)
       } catch (err) {
-        if (isDatabaseBusy(err)) response = errorResponse(new TimbreError('SERVICE_UNAVAILABLE'), info.id, { 'Retry-After': '5' })
-        else {
-          deps.log.error('http.unhandled', { request_id: info.id, error: String(err), stack: (err as Error)?.stack })
-          response = errorResponse(new TimbreError('INTERNAL_ERROR'), info.id)
-        }
+        const thrown = errorForThrown(err, deps.log, { request_id: info.id, route: info.route ?? new URL(request.url).pathname })
+        response = errorResponse(thrown.error, info.id, thrown.headers)
       } finally {
         inFlight--
       }

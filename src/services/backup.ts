@@ -6,7 +6,7 @@ import * as tar from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase, type Store } from '../db/open'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
-import { TimbreError } from '../errors'
+import { OperatorError, TimbreError } from '../errors'
 import { VERSION } from '../version'
 
 const MANIFEST = 'manifest.json'
@@ -90,4 +90,4 @@ export async function restoreBackup(from: string, dataDir: string): Promise<Rest
   }
 }
 
-export class RestoreError extends Error {}
+export class RestoreError extends OperatorError {}

@@ -1,6 +1,8 @@
 // RS256 bearer tokens (DESIGN §4, §12): issued with the instance key, verified with it or the configured public keys.
 import { calculateJwkThumbprint, decodeProtectedHeader, errors as joseErrors, exportJWK, jwtVerify, SignJWT } from 'jose'
 import type { KeyObject } from 'node:crypto'
+import { findEmpresaById } from '../db/empresa-store'
+import type { Store } from '../db/open'
 import { TimbreError } from '../errors'
 
 export interface JwtKeyring {
@@ -80,4 +82,15 @@ export async function verifyToken(keyring: JwtKeyring, token: string, now: Date)
     }
   }
   throw new TimbreError('UNAUTHORIZED')
+}
+
+/**
+ * A bearer token as a credential (DESIGN §4): verified, and its company still in the store; anything else is
+ * UNAUTHORIZED, like an API key that does not match (services/api-keys.ts).
+ */
+// Typed by what it uses, not by Deps: deps.ts takes JwtKeyring from here, and a type cycle would tie the two files.
+export async function authenticateBearer(deps: { readonly keyring: JwtKeyring; readonly store: Store }, token: string, now: Date): Promise<TokenClaims> {
+  const claims = await verifyToken(deps.keyring, token, now)
+  if (!findEmpresaById(deps.store.db, claims.empresaId)) throw new TimbreError('UNAUTHORIZED')
+  return claims
 }

@@ -3,8 +3,7 @@ import { Elysia } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import type { Deps } from '../../services/deps'
 import { VERSION } from '../../version'
-import { schemaStatus } from '../../db/migrate'
-import { MIGRATIONS } from '../../db/migrations.gen'
+import { storeReadiness } from '../../services/readiness'
 
 export interface Readiness {
   /** Scheduler state: false before start and after shutdown began. */
@@ -12,8 +11,6 @@ export interface Readiness {
   isShuttingDown(): boolean
   sii(): { last_ok_at: string | null; oldest_pending_s: number | null }
 }
-
-type Check = 'ok' | 'fail'
 
 const CheckSchema = Type.Union([Type.Literal('ok'), Type.Literal('fail')])
 const ReadinessSchema = Type.Object({
@@ -25,15 +22,6 @@ const ReadinessSchema = Type.Object({
   }),
 })
 
-function databaseCheck(deps: Deps): Check {
-  try {
-    deps.store.sqlite.query('SELECT 1').get()
-    return 'ok'
-  } catch {
-    return 'fail'
-  }
-}
-
 export const opsRoutes = (deps: Deps, readiness: Readiness) =>
   new Elysia({ normalize: false })
     .get('/health', () => ({ status: 'ok' as const, version: VERSION }), {
@@ -43,12 +31,7 @@ export const opsRoutes = (deps: Deps, readiness: Readiness) =>
     .get(
       '/ready',
       ({ set }) => {
-        const schema = schemaStatus(deps.store.sqlite, MIGRATIONS)
-        const checks = {
-          database: databaseCheck(deps),
-          migrations: schema.pending === 0 && !schema.isNewer ? ('ok' as const) : ('fail' as const),
-          jobs: readiness.jobsRunning() ? ('ok' as const) : ('fail' as const),
-        }
+        const checks = { ...storeReadiness(deps), jobs: readiness.jobsRunning() ? ('ok' as const) : ('fail' as const) }
         const ready = !readiness.isShuttingDown() && Object.values(checks).every((c) => c === 'ok')
         set.status = ready ? 200 : 503
         if (!ready) set.headers['retry-after'] = '5'

@@ -3,6 +3,7 @@
 // 512-bit e=3 folio key like the SII's, and FRMA signed by an authority key (the simulator's own under IDK 900,
 // DESIGN §8; tests bring theirs). `parseCaf` + `verifyCaf` read these exactly as they read the SII's.
 import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { SIMULATOR_IDK } from '../../xml/authority-keys'
 import { escapeXmlText, toLatin1Bytes } from '../../xml/latin1'
 import authorityPem from './authority-900.key.pem' with { type: 'text' }
 
@@ -57,6 +58,14 @@ export function issueCaf(input: IssueCafInput): string {
 let simulatorKey: KeyObject | undefined
 
 /** The simulator's CAF-signing authority (IDK 900). A fake, committed key: it only ever signs simulated CAFs. */
+/**
+ * A CAF of the simulator's own authority (IDK 900, DESIGN §8) as the file's ISO-8859-1 bytes: CAF files are Latin-1
+ * (docs/sii-protocol.md §3.3), so a razón social with ñ or accents is written as its Latin-1 bytes, not as UTF-8.
+ */
+export function simulatedCafFile(input: Omit<IssueCafInput, 'idk' | 'authorityPrivateKey'>): Uint8Array {
+  return toLatin1Bytes(issueCaf({ ...input, idk: SIMULATOR_IDK, authorityPrivateKey: simulatorAuthorityKey() }))
+}
+
 export function simulatorAuthorityKey(): KeyObject {
   simulatorKey ??= createPrivateKey(authorityPem)
   return simulatorKey
