@@ -3,15 +3,9 @@
 // made by node:crypto with a KeyObject (forge signs ~75× slower). docs/sii-protocol.md §10.
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import forge from 'node-forge'
+import { rutInText } from '../domain/rut'
+import type { Signer } from '../domain/signer'
 import { TimbreError } from '../errors'
-
-/** Same shape as `xml/signature.ts` Signer: what XMLDSig needs (STYLE §1 keeps crypto/ and xml/ apart). */
-export interface Signer {
-  readonly privateKey: KeyObject
-  readonly certificateDerBase64: string
-  readonly modulusBase64: string
-  readonly exponentBase64: string
-}
 
 export interface Certificado {
   readonly signer: Signer
@@ -293,7 +287,7 @@ function bigIntegerBase64(value: forge.jsbn.BigInteger): string {
  * or dots), else the subject serialNumber attribute (some test certificates; what Odoo reads), else refused.
  */
 function signerRut(cert: forge.pki.Certificate): string {
-  const rut = rutFromOtherName(cert) ?? canonicalRut(String(cert.subject.getField({ name: 'serialNumber' })?.value ?? ''))
+  const rut = certificateHolderRut(cert)
   if (rut === null) throw invalidCertificate('El certificado no indica el RUT de su titular (subjectAltName 1.3.6.1.4.1.8321.1 ni serialNumber).')
   return rut
 }
@@ -301,6 +295,14 @@ function signerRut(cert: forge.pki.Certificate): string {
 interface OtherNameAltName {
   readonly type: number
   readonly value: unknown
+}
+
+/**
+ * The holder's RUT named by a certificate, canonical, or null: the otherName, else the subject serialNumber. Also what
+ * the SII simulator reads from the X509Certificate of a signature (sii/simulator/certificate.ts).
+ */
+export function certificateHolderRut(cert: forge.pki.Certificate): string | null {
+  return rutFromOtherName(cert) ?? rutInText(String(cert.subject.getField({ name: 'serialNumber' })?.value ?? ''))
 }
 
 function rutFromOtherName(cert: forge.pki.Certificate): string | null {
@@ -311,16 +313,9 @@ function rutFromOtherName(cert: forge.pki.Certificate): string | null {
     const [oid, explicit] = altName.value as [forge.asn1.Asn1 | undefined, forge.asn1.Asn1 | undefined]
     if (oid === undefined || typeof oid.value !== 'string' || forge.asn1.derToOid(oid.value) !== OID_RUT_TITULAR) continue
     const inner = Array.isArray(explicit?.value) ? explicit.value[0] : undefined
-    const rut = typeof inner?.value === 'string' ? canonicalRut(inner.value) : null
+    const rut = typeof inner?.value === 'string' ? rutInText(inner.value) : null
     if (rut !== null) return rut
   }
   return null
 }
 
-/** `07.880.442-4` → `7880442-4`; finds the RUT inside longer text (CORD matches `\d{1,8}-[0-9Kk]`). */
-function canonicalRut(text: string): string | null {
-  const match = /(\d{1,8})-([\dkK])/.exec(text.replace(/\./g, ''))
-  if (match === null) return null
-  const body = String(Number(match[1]))
-  return body === '0' ? null : `${body}-${(match[2] ?? '').toUpperCase()}`
-}

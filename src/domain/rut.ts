@@ -45,3 +45,15 @@ export function normalizeRut(input: string): string | null {
 export function formatRutWithDots(rut: Rut): string {
   return `${rut.body.replace(/\B(?=(\d{3})+(?!\d))/g, '.')}-${rut.dv}`
 }
+
+/**
+ * The first RUT-shaped text inside `text`, canonical (`07.880.442-4` → `7880442-4`), its check digit NOT verified:
+ * for what a certificate authority wrote into a certificate (docs/sii-protocol.md §10), which the caller then compares
+ * with the RUT it expects. Finds the RUT inside longer text, as CORD certificates write it (`\d{1,8}-[0-9Kk]`).
+ */
+export function rutInText(text: string): string | null {
+  const match = /(\d{1,8})-([\dkK])/.exec(text.replace(/\./g, ''))
+  if (match === null) return null
+  const body = String(Number(match[1]))
+  return body === '0' ? null : `${body}-${(match[2] ?? '').toUpperCase()}`
+}

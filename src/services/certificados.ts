@@ -2,7 +2,8 @@
 // opened on demand for signing and cached in memory as a KeyObject.
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { isoTimestamp, santiagoDate } from '../clock'
-import { assertUsable, openPfx, type Signer } from '../crypto/pfx'
+import { assertUsable, openPfx } from '../crypto/pfx'
+import type { Signer } from '../domain/signer'
 import { findActiveCertificado, findLatestCertificado, insertActiveCertificado } from '../db/certificado-store'
 import type { CertificadoRow } from '../db/schema'
 import { normalizeRut } from '../domain/rut'

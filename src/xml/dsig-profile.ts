@@ -1,7 +1,7 @@
 // The SII's XMLDSig profile as text (docs/sii-protocol.md §4.1), shared by the three signers: the DTE (signature.ts), the
 // envelope (envelope.ts) and the seed (seed-signature.ts). One Reference, inclusive C14N 1.0, RSA-SHA1, SHA-1, and
 // KeyInfo = KeyValue/RSAKeyValue then X509Data/X509Certificate (xmldsignature_v10.xsd order).
-import type { Signer } from './signature'
+import type { Signer } from '../domain/signer'
 
 export const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
 export const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'

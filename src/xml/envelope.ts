@@ -10,7 +10,7 @@ import { normalizeRut } from '../domain/rut'
 import { TIPOS, type Envelope } from '../domain/tipos'
 import { C14N, DSIG_NS, keyInfoContent, signedInfoXml, SII_NS, XSI_NS } from './dsig-profile'
 import { childElements, parseXml, textOf, toLatin1Bytes } from './latin1'
-import type { Signer } from './signature'
+import type { Signer } from '../domain/signer'
 
 /**
  * `SetDTE/@ID`, the envelope Reference's target. The SII's own example uses it (docs/sii-protocol.md §5); Timbre's Documento IDs

@@ -8,7 +8,7 @@ import { createHash, sign } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
 import { DSIG_NS, ENVELOPED, keyInfoContent, signedInfoXml, wrap64 } from './dsig-profile'
 import { parseXml } from './latin1'
-import type { Signer } from './signature'
+import type { Signer } from '../domain/signer'
 
 
 /**

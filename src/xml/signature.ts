@@ -7,17 +7,9 @@ import { createHash, createPublicKey, sign, X509Certificate, type KeyObject } fr
 import { C14nCanonicalization, findAncestorNs, SignedXml } from 'xml-crypto'
 import { canonicalDocumento, canonicalSignedInfo as canonicalSignedInfoFromText } from './c14n'
 import { C14N, DSIG_NS, keyInfoContent, signedInfoXml, SII_NS, XSI_NS } from './dsig-profile'
+import type { Signer } from '../domain/signer'
 import { childElements, parseXml, textOf } from './latin1'
 
-/** What signing needs from a certificate; `crypto/pfx.ts` returns one (same shape, STYLE §1 keeps the folders apart). */
-export interface Signer {
-  readonly privateKey: KeyObject
-  /** The leaf certificate, DER in base64, no PEM armour (docs/sii-protocol.md §4.1). */
-  readonly certificateDerBase64: string
-  /** RSAKeyValue of the certificate's key: big-endian, base64. */
-  readonly modulusBase64: string
-  readonly exponentBase64: string
-}
 
 
 /**
@@ -165,7 +157,8 @@ function checkOne(xml: string, node: Element, requireCertificateMatch: boolean):
   }
 }
 
-function keyValueOf(signature: Element): KeyObject {
+/** The RSAKeyValue of a Signature as a public key: the key xmlsec1 and the SII verify with. Throws when absent or unreadable. */
+export function keyValueOf(signature: Element): KeyObject {
   const rsa = signature.getElementsByTagNameNS(DSIG_NS, 'RSAKeyValue').item(0)
   if (rsa === null) throw new Error('no RSAKeyValue')
   const part = (name: string): string => {

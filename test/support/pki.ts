@@ -11,7 +11,7 @@ import { issueCaf, simulatorAuthorityKey, type IssueCafInput } from '../../src/s
 import { authorityKeys, SIMULATOR_IDK } from '../../src/xml/authority-keys'
 import { parseCaf, type Caf } from '../../src/xml/caf'
 import { toLatin1Bytes } from '../../src/xml/latin1'
-import type { Signer } from '../../src/xml/signature'
+import type { Signer } from '../../src/domain/signer'
 
 const keyCache = new Map<string, KeyObject>()
 

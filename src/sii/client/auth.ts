@@ -1,7 +1,7 @@
 // Seed → signed seed → token, on both channels (docs/sii-protocol.md §6.3 for SOAP, §7.3 items 1–2 for the boleta REST API, whose
 // token is distinct). Each seed is used once and at once (valid 2 minutes, §6.8). Failures come back as reasons,
 // never throws; nothing here logs or returns the signed seed.
-import type { Signer } from '../../xml/signature'
+import type { Signer } from '../../domain/signer'
 import { signSeed } from '../../xml/seed-signature'
 import { GET_TOKEN_ESTADOS, SEED_OK } from './codes'
 import { exchange, passingFault, snippet } from './http'

@@ -5,7 +5,7 @@
 // `retry` with a reason, never a throw. Only a caller's bug (a malformed RUT or date) throws.
 import type { SiiTarget } from '../../config'
 import type { MotivoSii } from '../../domain/estados'
-import type { Signer } from '../../xml/signature'
+import type { Signer } from '../../domain/signer'
 import { fetchBoletaToken, fetchSoapToken } from './auth'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from './boleta-rest'
 import { TOKEN_NOT_AUTHORIZED_ESTADOS } from './codes'

@@ -6,7 +6,9 @@ import { childElements, parseXml, textOf } from '../../xml/latin1'
 import { verifyXmlSignatures } from '../../xml/signature'
 import { holdsKey } from './certificate'
 import type { Channel, SimulatorStore } from './store'
-import { certificateOf, DSIG_NS, keyValueOf } from './xmldsig'
+import { DSIG_NS } from '../../xml/dsig-profile'
+import { keyValueOf } from '../../xml/signature'
+import { certificateOf } from './xmldsig'
 
 /** docs/sii-protocol.md §6.3, §6.8: "Seeds expire in 2 minutes". */
 export const SEED_TTL_MS = 2 * 60_000

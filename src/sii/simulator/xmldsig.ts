@@ -4,26 +4,10 @@
 // as xmlsec1 and the SII do (docs/sii-protocol.md §4.1; the SII's own example carries a certificate that is not its signer's).
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
+import { C14N, DSIG_NS, ENVELOPED, RSA_SHA1, SHA1 } from '../../xml/dsig-profile'
 import { childElements, textOf } from '../../xml/latin1'
+import { keyValueOf } from '../../xml/signature'
 import { readCertificate, type CertificateInfo } from './certificate'
-
-export const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#'
-const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
-const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'
-const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
-const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
-
-/** The RSAKeyValue of a Signature as a public key. Throws when absent or unreadable. */
-export function keyValueOf(signature: Element): KeyObject {
-  const rsa = signature.getElementsByTagNameNS(DSIG_NS, 'RSAKeyValue').item(0)
-  if (rsa === null) throw new Error('no KeyInfo/KeyValue/RSAKeyValue')
-  const part = (name: string): string => {
-    const el = childElements(rsa).find((e) => e.localName === name)
-    if (el === undefined) throw new Error(`no RSAKeyValue/${name}`)
-    return Buffer.from(textOf(el).replace(/\s/g, ''), 'base64').toString('base64url')
-  }
-  return createPublicKey({ key: { kty: 'RSA', n: part('Modulus'), e: part('Exponent') }, format: 'jwk' })
-}
 
 /** The X509Certificate of a Signature, read; null when absent or unreadable. */
 export function certificateOf(signature: Element): CertificateInfo | null {
