@@ -1,7 +1,7 @@
 // docs/sii-protocol.md §8: módulo-11 check digit, any spelling in, canonical `12345678-K` out.
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { computeDv, formatRut, formatRutWithDots, normalizeRut, parseRut } from '../../../src/domain/rut'
+import { computeDv, formatRut, formatRutWithDots, normalizeRut, parseRut, rutInText } from '../../../src/domain/rut'
 
 // The vectors docs/sii-protocol.md §8 lists (SII, the official example's parties, special RUTs, library test data).
 const VECTORS = ['60803000-K', '97975000-5', '7880442-4', '77777777-7', '66666666-6', '55555555-5', '11111111-1', '12345678-5', '60910000-1', '76555835-2', '76177907-9', '76369187-K', '77879240-0', '96874030-K', '1-9']
@@ -67,4 +67,14 @@ describe('properties', () => {
       }),
     )
   })
+})
+
+describe('rutInText: the RUT a certificate names, check digit not verified', () => {
+  test.each([
+    ['07.880.442-4', '7880442-4'],
+    ['RUT 12345678-k del titular', '12345678-K'],
+    ['12345678-5', '12345678-5'],
+    ['00000000-0', null],
+    ['sin rut', null],
+  ])('%p → %p', (text, expected) => expect(rutInText(text)).toBe(expected))
 })
