@@ -8,7 +8,8 @@ import { decodeCursor, page, parseLimit } from '../pagination'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
 import { CafListSchema, CafSchema, ListarCafsQuery, SubirCafBody } from '../schemas/caf'
-import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { pathId } from '../params'
+import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
 
 function tipoFilter(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined
@@ -59,10 +60,7 @@ export const cafRoutes = (deps: Deps) =>
     )
     .get(
       '/:id',
-      ({ request, params }) => {
-        if (!isUuid(params.id)) throw new TimbreError('NOT_FOUND')
-        return getCaf(deps, credentialOf(request).empresaId, params.id.toLowerCase(), deps.clock.now())
-      },
+      ({ request, params }) => getCaf(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now()),
       {
         detail: { operationId: 'obtenerCaf', tags: ['CAF'], summary: 'Un CAF con su rango y disponibilidad' },
         response: { 200: CafSchema, 404: ErrorEnvelopeSchema, ...commonErrors },

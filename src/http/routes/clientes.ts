@@ -1,11 +1,11 @@
 // Spec 4.5 listClientes, createCliente, searchClientes, getCliente, updateCliente, deleteCliente (DESIGN §8, §12).
 import { Elysia } from 'elysia'
 import { SEARCH_LIMIT } from '../../domain/catalogo'
-import { TimbreError } from '../../errors'
 import { createCliente, deleteCliente, getCliente, listClientes, searchClientes, updateCliente } from '../../services/clientes'
 import type { Deps } from '../../services/deps'
 import { decodeCursor, page, parseLimit } from '../pagination'
 import { API_PREFIX } from '../prefix'
+import { jsonBody, noContent, pathId } from '../params'
 import { credentialOf } from '../request-context'
 import {
   ActualizarClienteBody,
@@ -17,21 +17,9 @@ import {
   parseClienteAlta,
   parseClienteCambios,
 } from '../schemas/clientes'
-import { commonErrors, ErrorEnvelopeSchema, errorResponses, isUuid } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
 
 const TAGS = ['Clientes']
-
-/** A malformed `{id}` is 404 like an unknown one (DESIGN §12). */
-export function pathId(id: string): string {
-  if (!isUuid(id)) throw new TimbreError('NOT_FOUND')
-  return id.toLowerCase()
-}
-
-/** The OpenAPI request body of a route whose body is checked by hand (shape and rules at once, DESIGN §5). */
-export const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } })
-
-/** DELETE answers 204 without a body (DESIGN §8). */
-export const noContent = () => new Response(null, { status: 204 })
 
 export const clienteRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/clientes', normalize: false })

@@ -1,18 +1,17 @@
 // Spec 4.1 descargarDTEPdf: the printed representation (DESIGN §8, §12).
 import { Elysia } from 'elysia'
-import { TimbreError } from '../../errors'
 import type { Deps } from '../../services/deps'
 import { getDtePdf } from '../../services/dte-pdf'
 import { credentialOf } from '../request-context'
-import { errorResponses, isUuid } from '../schemas/common'
+import { pathId } from '../params'
+import { errorResponses } from '../schemas/common'
 
 export const dtePdfRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/dte', normalize: false }).get(
     '/:id/pdf',
     async ({ request, params, query }) => {
-      // A malformed id is 404 like an unknown one (DESIGN §12); the query is checked by the service.
-      if (!isUuid(params.id)) throw new TimbreError('NOT_FOUND')
-      const pdf = await getDtePdf(deps, credentialOf(request).empresaId, params.id.toLowerCase(), {
+      // The query is checked by the service.
+      const pdf = await getDtePdf(deps, credentialOf(request).empresaId, pathId(params.id), {
         formato: query.formato,
         cedible: query.cedible,
       })

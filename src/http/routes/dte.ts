@@ -8,26 +8,11 @@ import type { Deps } from '../../services/deps'
 import { getDte, getDteXml, listDtes, requestSubmission } from '../../services/dtes'
 import { findIdempotentAnswer, issueDte } from '../../services/issue-dte'
 import { decodeCursor, encodeCursor, parseLimit } from '../pagination'
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, pathId } from '../params'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, errorResponses, isUuid } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
 import { EmitirDteBody, validateEmision } from '../schemas/dte'
 import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../schemas/dte-query'
-
-const IDEMPOTENCY_HEADER = 'Idempotency-Key'
-
-function idempotencyKeyOf(request: Request): string {
-  const key = request.headers.get(IDEMPOTENCY_HEADER)
-  if (key === null || key.trim() === '')
-    throw new TimbreError('VALIDATION_ERROR', { details: [{ field: IDEMPOTENCY_HEADER, code: 'REQUIRED', message: 'El encabezado Idempotency-Key (UUID) es obligatorio.' }] })
-  if (!isUuid(key.trim()))
-    throw new TimbreError('VALIDATION_ERROR', { details: [{ field: IDEMPOTENCY_HEADER, code: 'INVALID_FORMAT', message: 'Idempotency-Key debe ser un UUID.' }] })
-  return key.trim().toLowerCase()
-}
-
-function pathId(id: string): string {
-  if (!isUuid(id)) throw new TimbreError('NOT_FOUND')
-  return id.toLowerCase()
-}
 
 type ListQuery = { tipo_dte?: string; estado?: string; fecha_desde?: string; fecha_hasta?: string; rut_receptor?: string }
 

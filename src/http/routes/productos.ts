@@ -17,7 +17,7 @@ import {
   ProductoListSchema,
   ProductoSchema,
 } from '../schemas/productos'
-import { jsonBody, noContent, pathId } from './clientes'
+import { jsonBody, noContent, pathId } from '../params'
 
 const TAGS = ['Productos']
 

@@ -1,19 +1,14 @@
 // Spec 4.4 listarWebhooks / registrarWebhook / eliminarWebhook, and the delivery log of DESIGN §12 (extensions).
 import { Elysia } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { TimbreError } from '../../errors'
 import type { Deps } from '../../services/deps'
 import { listWebhooks, redeliver, registerWebhook, removeWebhook, sendTestPing, webhookDeliveries } from '../../services/webhooks'
 import { decodeCursor, page, parseLimit } from '../pagination'
 import { API_PREFIX } from '../prefix'
+import { pathId } from '../params'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, isUuid } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
 import { DeliveriesQuery, DeliverySchema, RegistrarWebhookBody, WebhookSchema } from '../schemas/webhooks'
-
-function pathId(id: string): string {
-  if (!isUuid(id)) throw new TimbreError('NOT_FOUND')
-  return id.toLowerCase()
-}
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, 'x-timbre-extension': true }) as Record<string, unknown>
 
