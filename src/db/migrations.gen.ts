@@ -7,6 +7,7 @@ import m3 from '../../drizzle/0003_catalogs.sql' with { type: 'text' }
 import m4 from '../../drizzle/0004_webhooks.sql' with { type: 'text' }
 import m5 from '../../drizzle/0005_dte_counts.sql' with { type: 'text' }
 import m6 from '../../drizzle/0006_dte_tracking_events.sql' with { type: 'text' }
+import m7 from '../../drizzle/0007_dte_moneda.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -16,4 +17,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0004_webhooks', when: 1795388490396, breakpoints: true, sql: m4 },
   { tag: '0005_dte_counts', when: 1795389727215, breakpoints: true, sql: m5 },
   { tag: '0006_dte_tracking_events', when: 1795486857036, breakpoints: true, sql: m6 },
+  { tag: '0007_dte_moneda', when: 1795488299235, breakpoints: true, sql: m7 },
 ]

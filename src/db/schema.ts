@@ -124,6 +124,15 @@ export const dtes = sqliteTable(
     tasa_iva: real('tasa_iva').notNull(),
     iva: integer('iva'),
     monto_total: integer('monto_total').notNull(),
+    /** Exports (110–112): the currency of the document's amounts, Totales/TpoMoneda (`PESO CL` included); null otherwise. */
+    moneda: text('moneda'),
+    /**
+     * Exports: the document's own MntTotal in `moneda`, the decimal text exactly as the signed XML writes it (up to 4
+     * decimals, no exponent, no trailing zeros). Text, not a number: the SII status query must send this very value
+     * (DESIGN §12 "Exports"), and neither a REAL (binary float) nor an INTEGER of 1/10 000 read back as a JavaScript
+     * number keeps 14 integer digits and 4 decimals exact; the record turns it into a JSON number. Null otherwise.
+     */
+    monto_total_moneda: text('monto_total_moneda'),
     /** The request's detalle and referencias as received (JSON keeps the full texts, DESIGN §8). */
     detalle: text('detalle', { mode: 'json' }).$type<unknown[]>().notNull(),
     referencias: text('referencias', { mode: 'json' }).$type<unknown[]>().notNull(),

@@ -35,6 +35,7 @@ import {
   computeLineAmounts,
   computeTotals,
   decimalPlaces,
+  EXPORT_DECIMALS,
   findNegativeDescuento,
   type LineAmounts,
   type Totales,
@@ -249,6 +250,7 @@ function checkLinea(request: EmitirDte, linea: Linea, i: number, notas: NotasEmi
   const at = (field: string) => `detalle.${i}.${field}`
   return [
     ...checkLineaCantidades(request, linea, at),
+    ...checkLineaDecimales(request, linea, at),
     ...checkLineaDescuentos(request, linea, at),
     ...checkTipoDocLiq(request, linea, at),
     ...checkCodImpAdic(request, linea, at, notas),
@@ -274,6 +276,39 @@ function checkLineaCantidades(request: EmitirDte, linea: Linea, at: (f: string) 
     errors.push(fail(at('monto_item'), 'OUT_OF_RANGE', 'Solo la liquidación-factura (43) admite montos negativos.'))
   }
   return errors
+}
+
+/**
+ * The currency of the document's amounts, as far as the request says: pesos on every domestic type and on an export
+ * in PESO CL, `foreign` on an export in another currency, null when an export does not say (export_data or its
+ * tpo_moneda missing, already reported at its own field).
+ */
+function monedaDeMontos(request: EmitirDte): 'pesos' | 'foreign' | null {
+  if (!TIPOS[request.tipo_dte].isExport) return 'pesos'
+  const moneda = request.export_data?.tpo_moneda
+  if (moneda === undefined) return null
+  return moneda === PESO_CL ? 'pesos' : 'foreign'
+}
+
+// A price is in the document's currency (DESIGN §12 "Exports"): whole pesos, or up to 4 decimals of a foreign currency
+// (1/10 000, what Exportaciones' MontoItem and totals keep; PrcItem, Dec12_6Type, would take 6, but a fifth decimal
+// could only be rounded away in MontoItem). `monto_item` is a line amount and follows the same rule.
+function checkLineaDecimales(request: EmitirDte, linea: Linea, at: (f: string) => string): FieldError[] {
+  const moneda = monedaDeMontos(request)
+  if (moneda === null) return []
+  return (['precio', 'monto_item'] as const).flatMap((field) => {
+    const value = linea[field]
+    if (value === undefined) return []
+    if (moneda === 'pesos' && !Number.isInteger(value)) return [fail(at(field), 'INVALID_TYPE', enPesosEsEntero(request, field))]
+    if (moneda === 'foreign' && decimalPlaces(value) > EXPORT_DECIMALS)
+      return [fail(at(field), 'INVALID_FORMAT', `En moneda extranjera, ${field} admite como máximo ${EXPORT_DECIMALS} decimales.`)]
+    return []
+  })
+}
+
+function enPesosEsEntero(request: EmitirDte, field: 'precio' | 'monto_item'): string {
+  const donde = TIPOS[request.tipo_dte].isExport ? ` (la exportación está en ${PESO_CL})` : ''
+  return `En pesos, ${field} es un número entero${donde}; solo una exportación en moneda extranjera admite decimales.`
 }
 
 function textCorrectionAmount(field: string): FieldError {

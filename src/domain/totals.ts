@@ -88,12 +88,14 @@ export interface LineAmounts {
 
 // MontoItem = round(QtyItem × PrcItem) − DescuentoMonto + RecargoMonto, the discount on the line value and the
 // surcharge on what is left, each rounded (docs/sii-protocol.md §2.3, LibreDTE vector 033_006). An explicit monto_item is the
-// line total as given (spec 2.4: "when the line value must not be computed as quantity times price").
+// line total as given (spec 2.4: "when the line value must not be computed as quantity times price"). In a foreign
+// currency `precio` and `monto_item` carry up to 4 decimals (DESIGN §12), exactly the smallest unit: emision-rules
+// refuses more, and decimals at all in pesos, so `toScaled` never rounds them here.
 function lineAmounts(linea: Linea, decimals: number): LineAmounts {
   const unit = 10n ** BigInt(decimals)
-  if (linea.monto_item !== undefined) return { descuento: 0n, recargo: 0n, montoItem: BigInt(linea.monto_item) * unit }
+  if (linea.monto_item !== undefined) return { descuento: 0n, recargo: 0n, montoItem: toScaled(linea.monto_item, decimals) }
   if (linea.precio === undefined) return { descuento: 0n, recargo: 0n, montoItem: 0n }
-  const value = roundDiv(toScaled(linea.cantidad ?? 1, 6) * BigInt(linea.precio) * unit, 1_000_000n)
+  const value = roundDiv(toScaled(linea.cantidad ?? 1, 6) * toScaled(linea.precio, decimals), 1_000_000n)
   // DescuentoMonto is whole units even in exports (DESIGN §12), so a discount rounded up could pass a line value with
   // decimals (USD 914.5 at 100 % → 915) and leave MontoItem negative, which the XSD refuses: it stops at the line's
   // whole units instead (914, MontoItem 0.5).

@@ -74,6 +74,10 @@ export interface DteRecord {
   readonly tasa_iva: number
   readonly iva: number | null
   readonly monto_total: number
+  /** Exports (110–112): the currency of the document's own amounts (TpoMoneda, `PESO CL` included); null otherwise (DESIGN §12). */
+  readonly moneda: string | null
+  /** Exports: the document's MntTotal in `moneda`, up to 4 decimals; `monto_total` stays in pesos. Null otherwise. */
+  readonly monto_total_moneda: number | null
   readonly detalle: unknown[]
   readonly referencias: unknown[]
   readonly tracking: Tracking
@@ -101,6 +105,9 @@ export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boole
     tasa_iva: row.tasa_iva,
     iva: row.iva,
     monto_total: row.monto_total,
+    moneda: row.moneda,
+    // Stored as the XML's decimal text (schema.ts); as a JSON number it is the same decimal.
+    monto_total_moneda: row.monto_total_moneda === null ? null : Number(row.monto_total_moneda),
     detalle: row.detalle,
     referencias: row.referencias,
     tracking: {

@@ -17,7 +17,7 @@ import { isNotaRef, notaKey, reglaImpuesto, type DocumentoRef, type NotasEmitida
 import { computeTotals } from '../domain/totals'
 import { TimbreError } from '../errors'
 import { readCafElement, type Caf } from '../xml/caf'
-import { buildDteXml, tedDataFor } from '../xml/dte-xml'
+import { buildDteXml, montoTotalMoneda, tedDataFor } from '../xml/dte-xml'
 import { parseXml, toLatin1Bytes } from '../xml/latin1'
 import { signDte } from '../xml/signature'
 import { buildTed } from '../xml/ted'
@@ -153,6 +153,8 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 
   const empresa = findEmpresaById(deps.store.db, input.empresaId)
   if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
   const totales = computeTotals(input.request)
+  // An export's currency and its MntTotal as the XML writes it: the record shows them and the status query sends them.
+  const enMoneda = montoTotalMoneda(input.request)
   const at = isoTimestamp(now)
   // Synchronous from BEGIN to COMMIT (bun:sqlite): no other request of this process runs in between (docs/stack-notes.md).
   return deps.store.db.transaction(
@@ -179,6 +181,8 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 
         tasa_iva: totales.tasa_iva,
         iva: totales.iva,
         monto_total: totales.monto_total,
+        moneda: enMoneda?.moneda ?? null,
+        monto_total_moneda: enMoneda?.monto ?? null,
         detalle: [...input.request.detalle],
         referencias: [...(input.request.referencias ?? [])],
         request: input.request as unknown as Record<string, unknown>,

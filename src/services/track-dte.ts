@@ -107,13 +107,17 @@ function laterPatch(dte: DteRow, now: Date, policy: BackoffPolicy, extra: Partia
   return { consultas, next_attempt_at: isoTimestamp(new Date(now.getTime() + backoffMs(consultas, policy))), updated_at: isoTimestamp(now), ...extra }
 }
 
+// MontoDte is the document's MntTotal (docs/sii-protocol.md §6.6): for an export, its own total in its currency, not the
+// peso `monto_total`, or the SII answers DNK "Datos No Coinciden" (DESIGN §12 "Exports"). The stored text is the XML's
+// decimal, canonical (no trailing zeros, no exponent); the client's MontoDte is a number, which prints back as that same
+// text for any total of up to 15 significant digits (USD 99 999 999 999.9999).
 async function documentStatus(deps: TrackDeps, company: SiiCompany, creds: SiiCredentials, dte: DteRow): Promise<DteStatusOutcome> {
   return deps.sii.queryDte(company, creds, channelOf(dte.tipo_dte), {
     tipoDte: dte.tipo_dte,
     folio: dte.folio,
     rutReceptor: dte.rut_receptor,
     fechaEmision: dte.fecha_emision,
-    montoTotal: dte.monto_total,
+    montoTotal: dte.monto_total_moneda === null ? dte.monto_total : Number(dte.monto_total_moneda),
   })
 }
 

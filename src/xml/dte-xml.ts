@@ -153,6 +153,16 @@ function exportAmount(request: EmitirDte, amount: number): string {
   return formatDecimal(amount, amountDecimals(request))
 }
 
+/**
+ * An export's currency and its MntTotal exactly as Totales writes it (the same text, from the same totals), for the
+ * DTE record and the SII status query, which must send the document's own total (DESIGN §12 "Exports",
+ * docs/sii-protocol.md §6.6); null for a domestic document.
+ */
+export function montoTotalMoneda(request: EmitirDte): { readonly moneda: string; readonly monto: string } | null {
+  const exportacion = computeTotals(request).exportacion
+  return exportacion === null ? null : { moneda: exportacion.tpo_moneda, monto: exportAmount(request, exportacion.monto_total) }
+}
+
 // ------------------------------------------------------------------------------------------------ document
 
 interface Ctx {
@@ -381,7 +391,8 @@ function detalle(det: XMLBuilder, ctx: Ctx, linea: Linea, calc: LineaCalculada):
   const isTextOnly = isTextCorrection(ctx.request) && !linea.precio && !linea.monto_item
   if (!isTextOnly) opt(det, 'QtyItem', linea.cantidad === undefined ? undefined : formatDecimal(linea.cantidad, 6))
   opt(det, 'UnmdItem', linea.unidad === undefined ? undefined : xmlText(linea.unidad, 4))
-  if (!isTextOnly && linea.precio) req(det, 'PrcItem', linea.precio)
+  // PrcItem (Dec12_6Type) as written: whole pesos, or a foreign currency's price with its decimals (DESIGN §12).
+  if (!isTextOnly && linea.precio) req(det, 'PrcItem', formatDecimal(linea.precio, amountDecimals(ctx.request)))
   lineDiscounts(det, linea, calc)
   if (!ctx.isBoleta && !reglas.isExport) opt(det, 'CodImpAdic', linea.cod_imp_adic)
   req(det, 'MontoItem', reglas.isExport ? exportAmount(ctx.request, calc.monto_item) : calc.monto_item)

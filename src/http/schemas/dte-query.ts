@@ -113,7 +113,13 @@ export const DteSchema = Type.Object(
     monto_exento: Nullable(Type.Integer()),
     tasa_iva: Type.Number(),
     iva: Nullable(Type.Integer()),
-    monto_total: Type.Integer(),
+    monto_total: Type.Integer({ description: 'Total en pesos; en exportaciones en moneda extranjera, round(total × tpo_cambio).' }),
+    moneda: Type.Union([Type.String(), Type.Null()], {
+      description: 'Exportaciones (110, 111, 112): moneda de los montos del documento (TpoMoneda: DOLAR USA, EURO, PESO CL…); null en los demás tipos.',
+    }),
+    monto_total_moneda: Type.Union([Type.Number(), Type.Null()], {
+      description: 'Exportaciones: el total del documento (MntTotal) en su moneda, hasta 4 decimales, tal como lo lleva el XML; null en los demás tipos.',
+    }),
     detalle: Type.Array(Type.Unknown()),
     referencias: Type.Array(Type.Unknown()),
     tracking: TrackingSchema,

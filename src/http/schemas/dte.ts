@@ -51,11 +51,25 @@ const LineaSchema = Type.Object(
       Type.Number({ minimum: 0.000001, maximum: 999999999999.999999, description: 'Cantidad; hasta 6 decimales. Solo se omite en correcciones de texto (codigo_ref 2) o con monto_item.' }),
     ),
     unidad: Type.Optional(text(4, 'Unidad de medida (UN, KG, LT…).')),
+    // A number, not an integer: in a foreign currency prices take up to 4 decimals (DESIGN §12 "Exports"); the rules
+    // (domain/emision-rules.ts checkLineaDecimales) refuse decimals in pesos at this same field.
     precio: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 999999999999, description: 'Precio unitario: neto, salvo en boletas 39 y con montos_brutos (IVA incluido). En exportaciones, en la moneda de export_data.' }),
+      Type.Number({
+        minimum: 0,
+        maximum: 999999999999.9999,
+        description:
+          'Precio unitario: neto, salvo en boletas 39 y con montos_brutos (IVA incluido). En pesos, un entero; en exportaciones en ' +
+          'moneda extranjera, en la moneda de export_data con hasta 4 decimales.',
+      }),
     ),
     monto_item: Type.Optional(
-      Type.Integer({ minimum: -999999999999999, maximum: 999999999999999, description: 'Total de la línea cuando no es cantidad × precio (p. ej. liquidaciones); negativo solo en 43.' }),
+      Type.Number({
+        minimum: -999999999999999,
+        maximum: 999999999999999,
+        description:
+          'Total de la línea cuando no es cantidad × precio (p. ej. liquidaciones); negativo solo en 43. En pesos, un entero; en ' +
+          'moneda extranjera, hasta 4 decimales.',
+      }),
     ),
     descuento_pct: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Descuento de la línea en %, hasta 2 decimales.' })),
     recargo_pct: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Recargo de la línea en %, hasta 2 decimales.' })),

@@ -69,12 +69,32 @@ export function dteStatus(store: SimulatorStore, query: DteQuery, now: Date): Dt
   const mismatches = [
     query.rutReceptor !== null && query.rutReceptor !== accepted.rut_receptor ? `RUT receptor (registrado ${accepted.rut_receptor})` : null,
     query.fechaEmision !== null && query.fechaEmision !== accepted.fecha_emision ? `fecha de emision (registrada ${accepted.fecha_emision})` : null,
-    query.monto !== null && Number(query.monto) !== Number(accepted.monto) ? `monto (registrado ${accepted.monto})` : null,
+    query.monto !== null && !sameAmount(query.monto, accepted.monto) ? `monto (registrado ${accepted.monto})` : null,
   ].filter((m): m is string => m !== null)
   if (mismatches.length > 0) {
     return { estado: 'DNK', glosaEstado: 'Documento Recibido por el SII. Datos No Coinciden con los Registrados', errCode: 1, glosaErr: `No coincide: ${mismatches.join(', ')}` }
   }
   return { estado: 'DOK', glosaEstado: 'Documento Recibido por el SII. Datos Coinciden con los Registrados', errCode: 0, glosaErr: detalleLines(accepted.errors) }
+}
+
+/**
+ * MontoDte against the document's own MntTotal as received: in an export, the total in its currency with its decimals
+ * (docs/sii-protocol.md §6.6), so a peso amount does not match it. Compared as exact decimals (`1687.50` is `1687.5`),
+ * never through a float, which would take two totals of 17 digits that differ in the last one for the same.
+ */
+export function sameAmount(a: string, b: string): boolean {
+  const x = canonicalDecimal(a)
+  return x !== null && x === canonicalDecimal(b)
+}
+
+/** `-0012.50` → `-12.5`, `0.0` → `0`; null when the text is no plain decimal. */
+function canonicalDecimal(text: string): string | null {
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text.trim())
+  if (m === null) return null
+  const int = (m[2] ?? '').replace(/^0+(?=\d)/, '')
+  const frac = (m[3] ?? '').replace(/0+$/, '')
+  const digits = frac === '' ? int : `${int}.${frac}`
+  return digits === '0' ? '0' : `${m[1]}${digits}`
 }
 
 /** A copy's reasons as GLOSA_ERR: one detail line each, `; ` between them; '' when it has none. */

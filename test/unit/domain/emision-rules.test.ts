@@ -96,6 +96,13 @@ const cases: Case[] = [
   ['detalle.0.precio', 'INCONSISTENT', correccionTexto, (b) => { b.detalle[0]!.precio = 1000 }],
   ['detalle.0.monto_item', 'INCONSISTENT', correccionTexto, (b) => { b.detalle[0]!.monto_item = 1000 }],
   ['detalle.0.monto_item', 'OUT_OF_RANGE', factura, (b) => { b.detalle[0] = { nombre: 'Ajuste', monto_item: -500 } }],
+  // Decimals in the document's currency (DESIGN §12 "Exports"): none in pesos, up to 4 in a foreign currency.
+  ['detalle.0.precio', 'INVALID_TYPE', factura, (b) => { b.detalle[0]!.precio = 12.5 }],
+  ['detalle.0.precio', 'INVALID_TYPE', boleta, (b) => { b.detalle[0]!.precio = 990.9 }],
+  ['detalle.0.precio', 'INVALID_TYPE', exportacion, (b) => { b.export_data = { tpo_moneda: 'PESO CL' }; b.detalle[0]!.precio = 12.5 }],
+  ['detalle.0.precio', 'INVALID_FORMAT', exportacion, (b) => { b.detalle[0]!.precio = 12.12345 }],
+  ['detalle.0.monto_item', 'INVALID_TYPE', factura, (b) => { b.detalle[0] = { nombre: 'Ajuste', monto_item: 100.5 } }],
+  ['detalle.0.monto_item', 'INVALID_FORMAT', () => notaExportacion(112), (b) => { b.detalle[0] = { nombre: 'Ajuste', monto_item: 0.00001 } }],
   ['detalle.0.descuento_pct', 'NOT_ALLOWED', liquidacion, (b) => { b.detalle[0]!.descuento_pct = 5 }],
   ['detalle.0.recargo_pct', 'NOT_ALLOWED', liquidacion, (b) => { b.detalle[0]!.recargo_pct = 5 }],
   ['detalle.0.descuento_pct', 'NOT_ALLOWED', factura, (b) => { b.detalle[0] = { nombre: 'Global', monto_item: 1000, descuento_pct: 10 } }],
@@ -189,6 +196,9 @@ describe('checkEmision: what is allowed', () => {
     ['commissions on a 46', () => ({ ...compra(), comisiones: [{ tipo_movim: 'C', glosa: 'Comisión', val_com_neto: 100, val_com_exe: 0 }] })],
     ['a negative liquidación line', () => ({ ...liquidacion(), detalle: [...liquidacion().detalle, { nombre: 'Anticipo', tipo_doc_liq: '99', monto_item: -50000 }] })],
     ['an export in PESO CL without tpo_cambio', () => ({ ...exportacion(), export_data: { tpo_moneda: 'PESO CL' } })],
+    ['a price with 4 decimals in DOLAR USA (USD 12.50, 0.1234)', () => ({ ...exportacion(), detalle: [{ nombre: 'Horas', cantidad: 100, precio: 12.5 }, { nombre: 'Tornillo', cantidad: 7, precio: 0.1234 }] })],
+    ['a monto_item with 4 decimals on a 111 in EURO', () => ({ ...notaExportacion(111), export_data: { tpo_moneda: 'EURO', tpo_cambio: 1021.17 }, detalle: [{ nombre: 'Flete', monto_item: 10.0505 }] })],
+    ['a whole price written 12.0 in pesos', () => ({ ...factura(), detalle: [{ nombre: 'Martillo', cantidad: 1, precio: 12.0 }] })],
     ['Customs labels instead of codes', () => ({ ...exportacion(), export_data: { tpo_moneda: 'EURO', tpo_cambio: 1000, clausula_venta: 'fob', pais_recep: 'Japón', pais_dest: 'España', nacionalidad: '505', tipo_bulto: 'Pallets' } })],
     ['a SET reference next to the corrected document', () => ({ ...notaCredito(), referencias: [{ tipo_doc_ref: 'SET', folio_ref: 0, fecha_ref: '2025-06-01', razon_ref: 'CASO 4267228-2' }, ...notaCredito().referencias!] })],
     ['an annulment with an accompanying reference without codigo_ref (a DUS, an order)', () => ({ ...notaCredito(1), referencias: [...notaCredito(1).referencias!, { tipo_doc_ref: '801', folio_ref: 55, fecha_ref: '2025-05-01', razon_ref: 'OC' }] })],
@@ -197,6 +207,21 @@ describe('checkEmision: what is allowed', () => {
     ['a $ global discount when every affected line has the same tax code', () => ({ ...factura(), detalle: [{ nombre: 'Bebida', cantidad: 1, precio: 1000, cod_imp_adic: 27 }], descuentos_globales: [{ tpo_mov: 'D', tpo_valor: '$', valor_dr: 100 }] })],
     ['montos_brutos on 33, 56 and 61', () => ({ ...notaCredito(), montos_brutos: true })],
   ])('%s', (_, make) => expect(checkEmision(make(), TODAY)).toEqual([]))
+
+  test('an export that does not say its currency is not judged for its decimals: the missing export_data is the error', () => {
+    const request = { ...exportacion(), detalle: [{ nombre: 'Horas', cantidad: 100, precio: 12.5 }] }
+    delete request.export_data
+    expect(checkEmision(request, TODAY).map((e) => [e.field, e.code])).toEqual([['export_data', 'REQUIRED']])
+  })
+
+  test('a decimal price names the currency rule in Spanish', () => {
+    const pesos = checkEmision({ ...factura(), detalle: [{ nombre: 'Martillo', cantidad: 1, precio: 12.5 }] }, TODAY)
+    expect(pesos[0]!.message).toStartWith('En pesos, precio es un número entero')
+    const peso_cl = checkEmision({ ...exportacion(), export_data: { tpo_moneda: 'PESO CL' }, detalle: [{ nombre: 'x', cantidad: 1, precio: 1.5 }] }, TODAY)
+    expect(peso_cl[0]!.message).toContain('PESO CL')
+    const usd = checkEmision({ ...exportacion(), detalle: [{ nombre: 'x', cantidad: 1, precio: 1.23456 }] }, TODAY)
+    expect(usd[0]!.message).toBe('En moneda extranjera, precio admite como máximo 4 decimales.')
+  })
 
   test('all failures are reported at once', () => {
     const request = factura()

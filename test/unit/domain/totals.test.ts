@@ -332,3 +332,70 @@ describe('exact amounts, for the range checks of emision-rules', () => {
     expect(computeExentoExacto(pesos)).toBe(77_000n)
   })
 })
+
+// ------------------------------------------------------------------------------------------------ decimal prices
+
+describe('decimal prices in a foreign currency (issue 13 item 2, DESIGN §12 "Exports")', () => {
+  const usd = (detalle: Linea[], extra: Partial<EmitirDte> = {}) =>
+    doc(110, detalle, { export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 950.25 }, ...extra })
+
+  test('USD 12.50 × 100 = 1250 exactly; pesos = round(1250 × 950.25) = round(1 187 812.5) = 1 187 813', () => {
+    const request = usd([linea(12.5, 100)])
+    expect(computeLineAmounts(request)).toEqual([{ descuento: 0n, recargo: 0n, montoItem: 12_500_000n }])
+    expect(computeLineas(request)[0]).toMatchObject({ monto_item: 1250, descuento_monto: null })
+    expect(computeTotals(request)).toMatchObject({ monto_total: 1_187_813, monto_exento: 1_187_813, exportacion: { monto_total: 1250, monto_exento: 1250 } })
+  })
+
+  test('a 4-decimal price counts in 1/10 000 of the currency; the line rounds once to 4 decimals, half away from zero', () => {
+    // 3 × 1234.5678 = 3703.7034 exactly; 2.5 × 0.0003 = 0.00075 → 0.0008; 0.333333 × 0.0001 = 0.0000333 → 0.
+    expect(computeLineAmounts(usd([linea(1234.5678, 3), linea(0.0003, 2.5), linea(0.0001, 0.333333)])).map((a) => a.montoItem)).toEqual([
+      37_037_034n, 8n, 0n,
+    ])
+    expect(computeTotals(usd([linea(1234.5678, 3), linea(0.0003, 2.5)])).exportacion).toMatchObject({ monto_total: 3703.7042 })
+  })
+
+  test('line discounts and surcharges stay whole units over a decimal price: 3 × 12.5 = 37.5, 10 % → 4, MontoItem 33.5', () => {
+    expect(computeLineas(usd([linea(12.5, 3, { descuento_pct: 10 })]))[0]).toMatchObject({ descuento_monto: 4, monto_item: 33.5 })
+    // 78.25 + 10 % = 7.825 → 8 whole units: 86.25.
+    expect(computeLineas(usd([linea(78.25, 1, { recargo_pct: 10 })]))[0]).toMatchObject({ recargo_monto: 8, monto_item: 86.25 })
+  })
+
+  test('monto_item takes its decimals as given; a % global step rounds to 4 decimals', () => {
+    const request = usd([linea(12.5, 3, { descuento_pct: 10 }), linea(0.1234, 7), { nombre: 'Embalaje', monto_item: 10.05 }], {
+      descuentos_globales: [{ tpo_mov: 'R', tpo_valor: '%', valor_dr: 5 }],
+      export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 1000 },
+    })
+    // 33.5 + 0.8638 + 10.05 = 44.4138; + 5 % = 2.22069 → 2.2207: 46.6345, in pesos 46 634.5 → 46 635.
+    expect(computeLineas(request).map((l) => l.monto_item)).toEqual([33.5, 0.8638, 10.05])
+    expect(computeTotals(request)).toMatchObject({ monto_total: 46_635, exportacion: { monto_total: 46.6345 } })
+  })
+
+  test('in PESO CL and in pesos a whole price keeps the integer arithmetic (same totals as before decimals)', () => {
+    const clp = doc(110, [linea(12, 100), linea(13, 37.5)], { export_data: { tpo_moneda: 'PESO CL' } })
+    expect(computeTotals(clp)).toMatchObject({ monto_total: 1688, exportacion: { monto_total: 1688, tpo_cambio: null } })
+    expect(computeTotals(doc(33, [linea(8990, 3)])).monto_total).toBe(32_094)
+  })
+
+  test('property: with prices of up to 4 decimals, MntTotal = Σ MontoItem, each within half a ten-thousandth of cantidad × precio', () => {
+    const arbPrecio = fc.integer({ min: 1, max: 100_000_000 }).map((n) => n / 10_000)
+    const arbCantidad = fc.integer({ min: 1, max: 10_000_000 }).map((n) => n / 1000)
+    fc.assert(
+      fc.property(fc.array(fc.tuple(arbPrecio, arbCantidad), { minLength: 1, maxLength: 20 }), (pares) => {
+        const request = usd(pares.map(([precio, cantidad]) => linea(precio, cantidad)))
+        const amounts = computeLineAmounts(request)
+        pares.forEach(([precio, cantidad], i) => {
+          // Exact: cantidad × 10^6 × precio × 10^4 is the line in 10^-10; MontoItem in 10^-4 is within half a unit of it.
+          const exact = toScaled(cantidad, 6) * toScaled(precio, 4)
+          const diff = amounts[i]!.montoItem * 1_000_000n - exact
+          expect(2n * (diff < 0n ? -diff : diff)).toBeLessThanOrEqual(1_000_000n)
+        })
+        const total = amounts.reduce((s, a) => s + a.montoItem, 0n)
+        const t = computeTotals(request)
+        expect(toScaled(t.exportacion!.monto_total, 4)).toBe(total)
+        expect(decimalPlaces(t.exportacion!.monto_total)).toBeLessThanOrEqual(4)
+        expect(t.monto_total).toBe(Number(roundDiv(total * toScaled(950.25, 4), 10n ** 8n)))
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
