@@ -557,13 +557,24 @@ export const EXPORT_INTEGER_DIGITS = 14
 
 const LIMITE_PESOS = `${MONTO_MAX} (15 dígitos)`
 
+/**
+ * Significant digits an amount keeps exactly as a JavaScript number (the request, the totals and the XML writer all
+ * hold amounts as numbers): 15, as MONTO_MAX. An export in a foreign currency has 4 decimals, so its integer part
+ * gets 11 digits, not the XSD's 14: 99 999 999 999 999.9999 would be written 100000000000000, past the XSD's maximum.
+ */
+const EXACT_DIGITS = 15
+
+function exportIntegerDigits(decimals: number): number {
+  return Math.min(EXPORT_INTEGER_DIGITS, EXACT_DIGITS - decimals)
+}
+
 /** The largest amount, in the smallest unit of `decimals`, that an export's MontoItem, MntExe, MntTotal can take. */
 function exportMaxScaled(decimals: number): bigint {
-  return 10n ** BigInt(EXPORT_INTEGER_DIGITS + decimals) - 1n
+  return 10n ** BigInt(exportIntegerDigits(decimals) + decimals) - 1n
 }
 
 function exportLimitText(decimals: number): string {
-  return `${scaledText(exportMaxScaled(decimals), decimals)} (${EXPORT_INTEGER_DIGITS} dígitos enteros)`
+  return `${scaledText(exportMaxScaled(decimals), decimals)} (${exportIntegerDigits(decimals)} dígitos enteros)`
 }
 
 /** An exact scaled amount as a decimal text, never in exponent form: 123456789n with 4 decimals → 12345.6789. */

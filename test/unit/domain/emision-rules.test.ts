@@ -524,8 +524,10 @@ describe('checkEmision: amounts the SII schema cannot take are refused at the li
     ['a boleta line', 'detalle.0.cantidad', () => ({ ...boleta(), detalle: [{ nombre: 'x', cantidad: 10_000, precio: 999_999_999_999 }] })],
     ['an export line past 14 integer digits (MontoItem of Exportaciones)', 'detalle.0.cantidad', () => ({ ...exportacion(), detalle: [{ nombre: 'x', cantidad: 101, precio: 999_999_999_999 }] })],
     ['an export monto_item past 14 integer digits', 'detalle.0.monto_item', () => ({ ...exportacion(), detalle: [{ nombre: 'x', monto_item: 100_000_000_000_000 }] })],
-    ['export lines that fit, whose total does not', 'detalle', () => ({ ...exportacion(), detalle: [1, 2].map(() => ({ nombre: 'x', cantidad: 60, precio: 999_999_999_999 })) })],
-    ['an export total that fits in dollars but not in pesos (OtraMoneda)', 'export_data.tpo_cambio', () => ({ ...exportacion(), detalle: [{ nombre: 'x', cantidad: 1000, precio: 1_000_000_000 }] })],
+    // In a foreign currency an export amount keeps 11 integer digits and 4 decimals: 15 digits, exact as a number.
+    ['export lines that fit, whose total does not', 'detalle', () => ({ ...exportacion(), detalle: [1, 2].map(() => ({ nombre: 'x', cantidad: 60, precio: 999_999_999 })) })],
+    ['an export line of USD 100 000 000 000 (12 integer digits)', 'detalle.0.cantidad', () => ({ ...exportacion(), detalle: [{ nombre: 'x', cantidad: 100, precio: 1_000_000_000 }] })],
+    ['an export total that fits in dollars but not in pesos (OtraMoneda)', 'export_data.tpo_cambio', () => ({ ...exportacion(), export_data: { tpo_moneda: 'DOLAR USA', tpo_cambio: 20_000 }, detalle: [{ nombre: 'x', cantidad: 10, precio: 1_000_000_000 }] })],
     ['an explicit monto_imp of 16 digits', 'impuestos_retenciones.0.monto_imp', () => ({ ...factura(), impuestos_retenciones: [{ tipo_imp: 28, monto_imp: 1_000_000_000_000_000 }], detalle: [{ nombre: 'Diésel', cantidad: 1, precio: 1000, cod_imp_adic: 28 }] })],
     ['a commission of 16 digits', 'comisiones.0.val_com_neto', () => ({ ...liquidacion(), comisiones: [{ tipo_movim: 'C', glosa: 'x', val_com_neto: -1_000_000_000_000_000, val_com_exe: 0 }] })],
     ['additional taxes that fit one by one, whose total does not', 'detalle', () => ({ ...factura(), detalle: [{ nombre: 'x', cantidad: 1, precio: 1000, cod_imp_adic: 28 }], impuestos_retenciones: [{ tipo_imp: 28, monto_imp: 999_999_999_999_999 }] })],
