@@ -1,5 +1,6 @@
 // Issued documents. Lists are newest first by UUIDv7, each filter backed by an (empresa_id, column, id) index.
 import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
+import type { EstadoDte } from '../domain/estados'
 import type { Db } from './open'
 import { dteCounts, dtes, type DteRow } from './schema'
 
@@ -7,7 +8,7 @@ export type NewDte = typeof dtes.$inferInsert
 
 export interface DteFilter {
   readonly tipoDte?: number
-  readonly estado?: string
+  readonly estado?: EstadoDte
   readonly fechaDesde?: string
   readonly fechaHasta?: string
   readonly rutReceptor?: string
@@ -60,7 +61,7 @@ export function countDtes(db: Db, empresaId: string, filter: DteFilter): number 
 }
 
 /** Moves a DTE from one estado to another only if it is still in the first (no lost updates between processes). */
-export function transitionDte(db: Db, empresaId: string, id: string, from: string, patch: Partial<NewDte>): DteRow | undefined {
+export function transitionDte(db: Db, empresaId: string, id: string, from: EstadoDte, patch: Partial<NewDte>): DteRow | undefined {
   return db
     .update(dtes)
     .set(patch)
@@ -115,7 +116,7 @@ export function oldestPendingCreatedAt(db: Db): string | null {
  * next_attempt_at to a lease, so another pass (this process or another) does not take it meanwhile. Undefined when
  * someone else got there first. If the claimer dies, the lease expires and the DTE is due again.
  */
-export function claimDue(db: Db, id: string, from: readonly string[], nowIso: string, patch: Partial<NewDte> & { next_attempt_at: string }): DteRow | undefined {
+export function claimDue(db: Db, id: string, from: readonly EstadoDte[], nowIso: string, patch: Partial<NewDte> & { next_attempt_at: string }): DteRow | undefined {
   return db
     .update(dtes)
     .set(patch)
@@ -125,7 +126,7 @@ export function claimDue(db: Db, id: string, from: readonly string[], nowIso: st
 }
 
 /** Updates a DTE only while it is still in one of `from` (a final state is never left, DESIGN §6). */
-export function updateDteIf(db: Db, id: string, from: readonly string[], patch: Partial<NewDte>): DteRow | undefined {
+export function updateDteIf(db: Db, id: string, from: readonly EstadoDte[], patch: Partial<NewDte>): DteRow | undefined {
   return db
     .update(dtes)
     .set(patch)

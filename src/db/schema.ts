@@ -3,7 +3,8 @@
 // so they sort as text; ids are UUIDv7, so they sort by creation.
 import { sql } from 'drizzle-orm'
 import { UNIDADES } from '../domain/catalogo'
-import type { MotivoSii } from '../domain/estados'
+import { ESTADOS_DTE } from '../domain/estados'
+import type { MotivoSii } from '../domain/sii-respuestas'
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const empresas = sqliteTable(
@@ -115,7 +116,8 @@ export const dtes = sqliteTable(
     caf_id: text('caf_id')
       .notNull()
       .references(() => cafs.id),
-    estado: text('estado').notNull(),
+    /** DESIGN §6; typed only (SQLite keeps text): the transitions are domain/estados.ts. */
+    estado: text('estado', { enum: ESTADOS_DTE }).notNull(),
     rut_receptor: text('rut_receptor').notNull(),
     razon_social_receptor: text('razon_social_receptor').notNull(),
     fecha_emision: text('fecha_emision').notNull(),

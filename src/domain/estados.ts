@@ -1,7 +1,23 @@
-// DTE states after `firmado` (DESIGN §6) and the back-off of the SII jobs. Pure.
+// The DTE's states and DESIGN §6's table of transitions after `firmado`, as pure functions from the SII's answers
+// (domain/sii-respuestas.ts) to the next state and how long to wait; and the back-off of the SII jobs. The services
+// apply these to the store; test/unit/domain/estados.test.ts checks them row by row against DESIGN §6.
+import { isReparo, type DteStatusOutcome, type EnvioDocumento, type EnvioOutcome, type UploadOutcome } from './sii-respuestas'
+
+/** Spec 2.1 EstadoDTE, every value; `borrador` and `generado` stay in the enumeration and are never stored (DESIGN §6). */
+export const ESTADOS_DTE = ['borrador', 'generado', 'firmado', 'enviando', 'procesando', 'aceptado', 'rechazado', 'con_reparos'] as const
+export type EstadoDte = (typeof ESTADOS_DTE)[number]
 
 export const ESTADOS_FINALES = ['aceptado', 'rechazado', 'con_reparos'] as const
 export type EstadoFinal = (typeof ESTADOS_FINALES)[number]
+
+/** What the submission job takes: `firmado` with auto_send, and `enviando` (queued or being retried). */
+export const ESTADOS_POR_ENVIAR = ['firmado', 'enviando'] as const satisfies readonly EstadoDte[]
+/** What the tracking job queries: the SII holds it. */
+export const ESTADOS_EN_EL_SII = ['procesando'] as const satisfies readonly EstadoDte[]
+
+export function isEstadoDte(value: string): value is EstadoDte {
+  return (ESTADOS_DTE as readonly string[]).includes(value)
+}
 
 export function isFinal(estado: string): estado is EstadoFinal {
   return (ESTADOS_FINALES as readonly string[]).includes(estado)
@@ -52,6 +68,65 @@ export function backoffMs(attempt: number, policy: { readonly firstMs: number; r
 }
 
 /**
+ * What an answer of the SII asks of the job besides the new state: nothing more (a final state, or query again at
+ * once), or to wait by one of DESIGN §6's back-offs (SiiTiming: `submit`, `notAuthorized`, `track`).
+ */
+export type Espera = 'ninguna' | 'submit' | 'notAuthorized' | 'track'
+
+export interface Transicion {
+  readonly estado: EstadoDte
+  readonly espera: Espera
+}
+
+/** firmado → enviando: `POST /dte/{id}/enviar`, or the submission job taking a DTE with auto_send. Null: not sendable. */
+export function onSubmissionRequested(estado: EstadoDte): 'enviando' | null {
+  return estado === 'firmado' ? 'enviando' : null
+}
+
+/** enviando → … by the upload's outcome (DESIGN §6 rows 3–6; the SII's STATUS codes are classified in sii/client/codes.ts). */
+export function afterUpload(outcome: UploadOutcome): Transicion {
+  switch (outcome.kind) {
+    case 'received':
+    case 'already_received':
+      // STATUS 0 with a track id, or 99 / RPT "already received": the SII holds it; ask about it at once.
+      return { estado: 'procesando', espera: 'ninguna' }
+    case 'refused':
+      // STATUS 2, 7, 8: the file itself is refused, final.
+      return { estado: 'rechazado', espera: 'ninguna' }
+    case 'not_authorized':
+      // STATUS 1 or 6: someone must act at the SII; retried, capped at 6 h.
+      return { estado: 'enviando', espera: 'notAuthorized' }
+    case 'retry':
+      // STATUS 3, 5, 9, a timeout, HTML, an empty or 5xx answer, the network: retried, never dropped.
+      return { estado: 'enviando', espera: 'submit' }
+  }
+}
+
+/** procesando → … by the envelope's status (DESIGN §6 rows 7–9); `line` is this DTE's line of the envelope's detail. */
+export function afterEnvioStatus(envio: EnvioOutcome, line: Pick<EnvioDocumento, 'estado'> | undefined): Transicion {
+  switch (envio.kind) {
+    case 'retry':
+    case 'pending':
+      // REC, SOK, FOK, PRD, CRT…, or no answer: still with the SII.
+      return { estado: 'procesando', espera: 'track' }
+    case 'rejected':
+      // RSC, RCT, RFR, RCH, RCO, VOF…: the whole envelope refused.
+      return { estado: 'rechazado', espera: 'ninguna' }
+    case 'processed':
+      return { estado: estadoFromProcessedEnvio(envio, line), espera: 'ninguna' }
+  }
+}
+
+/**
+ * procesando without a track id (STATUS 99 that named none): only the document's status can tell (DESIGN §6 "resolve by
+ * getEstDte"). DOK is final, con_reparos when its detail lists reparos; anything else, ask again later.
+ */
+export function afterDocumentStatus(doc: DteStatusOutcome): Transicion {
+  if (doc.kind === 'retry' || doc.estado !== 'DOK') return { estado: 'procesando', espera: 'track' }
+  return { estado: doc.motivos.some(isReparo) ? 'con_reparos' : 'aceptado', espera: 'ninguna' }
+}
+
+/**
  * The final estado of one document of a processed envelope (EPR): its own line of the detail when the SII gives one,
  * else the envelope's counters, which with one DTE per envelope describe that DTE (DESIGN §6).
  */
@@ -67,42 +142,4 @@ export function estadoFromProcessedEnvio(
   if (counters.rechazados > 0) return 'rechazado'
   if (counters.reparos > 0) return 'con_reparos'
   return 'aceptado'
-}
-
-/** The SII answer a reason came in (issue 13): the upload, the envelope's status, the document's status. */
-export const OPERACIONES_SII = ['upload', 'estado_envio', 'estado_dte'] as const
-export type OperacionSii = (typeof OPERACIONES_SII)[number]
-
-/**
- * One reason the SII gave for a document, as the SII wrote it: `codigo` is its code (`DTE-3-101`, the upload's STATUS
- * `7`, an ESTADO `RFR` or `FAU`), `glosa` its text, `detalle` what the SII added (a schema message, the REST error's
- * `detalle`), `nivel` the SII's level when it gives one (3 rejects; 2 and 1 are reparos, docs/sii-protocol.md §7.3).
- */
-export interface MotivoSii {
-  readonly codigo: string
-  readonly glosa: string
-  readonly detalle: string | null
-  readonly nivel: number | null
-  readonly fuente: OperacionSii
-}
-
-/** A reparo (an observation on an accepted document) rather than a rejection: the SII's nivel below 3. */
-export function isReparo(motivo: Pick<MotivoSii, 'nivel'>): boolean {
-  return motivo.nivel !== null && motivo.nivel < 3
-}
-
-/** The same reason said twice (the envelope's detail and the document's status) is kept once, first one wins. */
-export function uniqueMotivos(motivos: readonly MotivoSii[]): MotivoSii[] {
-  const seen = new Set<string>()
-  return motivos.filter((m) => {
-    const key = `${m.codigo}\u0000${m.glosa}`
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
-}
-
-/** `tracking.glosa_sii` and `sii_status.glosa` from the reasons: "DTE-3-101: Folio … ; RCV-2-2: …"; null when none. */
-export function glosaDeMotivos(motivos: readonly MotivoSii[]): string | null {
-  return motivos.length === 0 ? null : motivos.map((m) => `${m.codigo}: ${m.glosa}`).join('; ')
 }

@@ -5,6 +5,7 @@ import { findCafById, findOverlappingCaf, insertCaf, listCafs as listRows } from
 import { findEmpresaById } from '../db/empresa-store'
 import { setCafAlertArmed } from '../db/webhook-store'
 import type { CafRow } from '../db/schema'
+import { isTipoDte } from '../domain/emision'
 import { cafVenceEl, foliosDisponibles, isCafActive } from '../domain/folios'
 import { TimbreError } from '../errors'
 import { authorityKeys, IDK_AMBIENTE } from '../xml/authority-keys'
@@ -97,11 +98,16 @@ export function getCaf(deps: Pick<Deps, 'store'>, empresaId: string, id: string,
   return toCafRecord(row, now)
 }
 
+/** `GET /caf` (DESIGN §8): `tipo_dte` and `is_active` as they come in the query; an unknown type is VALIDATION_ERROR. */
 export function listCafs(
   deps: Pick<Deps, 'store'>,
   empresaId: string,
-  filter: { tipoDte?: number; isActive?: boolean; afterId: string | null; limit: number },
+  query: { readonly tipo_dte?: string; readonly is_active?: string; readonly afterId: string | null; readonly limit: number },
   now: Date,
 ): CafRecord[] {
-  return listRows(deps.store.db, empresaId, { ...filter, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
+  const tipoDte = query.tipo_dte === undefined ? undefined : Number(query.tipo_dte)
+  if (tipoDte !== undefined && !isTipoDte(tipoDte))
+    throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' }] })
+  const isActive = query.is_active === undefined ? undefined : query.is_active === 'true'
+  return listRows(deps.store.db, empresaId, { tipoDte, isActive, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
 }

@@ -4,9 +4,11 @@ import { countDtes, findDte, listDtes as listRows, transitionDte, type DteFilter
 import { insertTrackingEvent, lastTrackingEvent, listTrackingEvents } from '../db/dte-tracking-store'
 import type { Db } from '../db/open'
 import type { DteRow, DteTrackingEventRow } from '../db/schema'
-import type { MotivoSii, OperacionSii } from '../domain/estados'
-import { TimbreError } from '../errors'
-import type { EnvioEstadistica, SiiChannel } from '../sii/client/client'
+import { ESTADOS_DTE, isEstadoDte, onSubmissionRequested } from '../domain/estados'
+import { isTipoDte } from '../domain/emision'
+import { normalizeRut } from '../domain/rut'
+import type { EnvioEstadistica, MotivoSii, OperacionSii, SiiChannel } from '../domain/sii-respuestas'
+import { TimbreError, type FieldError } from '../errors'
 import type { Deps } from './deps'
 
 /** Spec 2.6: always an object, nulls and zero counters before submission (DESIGN §6). */
@@ -190,12 +192,38 @@ export function getDteXml(deps: Pick<Deps, 'store'>, empresaId: string, id: stri
   return { bytes: row.xml, tipoDte: row.tipo_dte, folio: row.folio }
 }
 
+/** The filters of `GET /dte` as they come in the query (spec 4.1); their shape is checked by the route's schema. */
+export interface DteListQuery {
+  readonly tipo_dte?: string
+  readonly estado?: string
+  readonly fecha_desde?: string
+  readonly fecha_hasta?: string
+  readonly rut_receptor?: string
+}
+
+/** The query's filters, or VALIDATION_ERROR naming every bad one: an unknown type or estado, a bad RUT, an empty range. */
+function dteFilterOf(q: DteListQuery): DteFilter {
+  const errors: FieldError[] = []
+  const tipo = q.tipo_dte === undefined ? undefined : Number(q.tipo_dte)
+  if (tipo !== undefined && !isTipoDte(tipo)) errors.push({ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' })
+  if (q.estado !== undefined && !isEstadoDte(q.estado)) errors.push({ field: 'estado', code: 'INVALID_VALUE', message: `Estado desconocido; valores aceptados: ${ESTADOS_DTE.join(', ')}.` })
+  const rut = q.rut_receptor === undefined ? undefined : normalizeRut(q.rut_receptor)
+  if (rut === null) errors.push({ field: 'rut_receptor', code: 'INVALID_RUT', message: 'RUT inválido.' })
+  if (q.fecha_desde !== undefined && q.fecha_hasta !== undefined && q.fecha_desde > q.fecha_hasta)
+    errors.push({ field: 'fecha_desde', code: 'INCONSISTENT', message: 'fecha_desde es posterior a fecha_hasta.' })
+  if (errors.length > 0) throw new TimbreError('VALIDATION_ERROR', { details: errors })
+  const estado = q.estado !== undefined && isEstadoDte(q.estado) ? q.estado : undefined
+  return { tipoDte: tipo, estado, fechaDesde: q.fecha_desde, fechaHasta: q.fecha_hasta, rutReceptor: rut ?? undefined }
+}
+
+/** `GET /dte` (spec 4.1): newest first, with `total_count` over every match of the filters (DESIGN §8). */
 export function listDtes(
   deps: Pick<Deps, 'store'>,
   empresaId: string,
-  filter: DteFilter,
+  query: DteListQuery,
   page: { afterId: string | null; limit: number },
 ): { rows: DteRecord[]; total: number } {
+  const filter = dteFilterOf(query)
   const rows = listRows(deps.store.db, empresaId, filter, page.afterId, page.limit).map((r) => toDteRecord(r))
   return { rows, total: countDtes(deps.store.db, empresaId, filter) }
 }
@@ -207,7 +235,8 @@ export function requestSubmission(deps: Pick<Deps, 'store'>, empresaId: string, 
     (tx) => {
       const row = findDte(tx, empresaId, id)
       if (!row) throw new TimbreError('NOT_FOUND')
-      const moved = transitionDte(tx, empresaId, id, 'firmado', { estado: 'enviando', next_attempt_at: at, updated_at: at })
+      const next = onSubmissionRequested(row.estado)
+      const moved = next === null ? undefined : transitionDte(tx, empresaId, id, row.estado, { estado: next, next_attempt_at: at, updated_at: at })
       if (!moved) throw new TimbreError('DTE_NOT_SENDABLE', { context: { dte_id: id, estado: row.estado } })
       return toDteRecord(moved)
     },

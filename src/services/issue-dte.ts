@@ -15,7 +15,7 @@ import { checkEmision } from '../domain/emision-rules'
 import { normalizeRut } from '../domain/rut'
 import { isNotaRef, notaKey, reglaImpuesto, type DocumentoRef, type NotasEmitidas } from '../domain/tipos'
 import { computeTotals } from '../domain/totals'
-import { TimbreError } from '../errors'
+import { TimbreError, type FieldError } from '../errors'
 import { readCafElement, type Caf } from '../xml/caf'
 import { buildDteXml, montoTotalMoneda, tedDataFor } from '../xml/dte-xml'
 import { parseXml, toLatin1Bytes } from '../xml/latin1'
@@ -211,4 +211,28 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 
     },
     { behavior: 'immediate' },
   )
+}
+
+/** A request body checked for shape and rules: the typed request, or every failing field (DESIGN §5). */
+export type CheckedEmision = { readonly ok: true; readonly value: EmitirDte } | { readonly ok: false; readonly errors: FieldError[] }
+
+export interface EmitInput {
+  readonly empresaId: string
+  readonly idempotencyKey: string
+  /** The body as received. */
+  readonly body: unknown
+  /** The door's check of the body's shape and rules (http/schemas/dte.ts validateEmision); `today` is Santiago's date. */
+  readonly check: (body: unknown, today: string) => CheckedEmision
+}
+
+/**
+ * `POST /dte` as a whole (spec 4.1, 4.8): a stored answer for this key is replayed first (a replay answers even where the
+ * body would no longer pass: the certificate expired, say), then the body is checked, then issued.
+ */
+export function emitDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config'>, input: EmitInput): StoredAnswer {
+  const replay = findIdempotentAnswer(deps, input.empresaId, input.idempotencyKey, input.body)
+  if (replay !== null) return replay
+  const checked = input.check(input.body, santiagoDate(deps.clock.now()))
+  if (!checked.ok) throw new TimbreError('VALIDATION_ERROR', { details: checked.errors })
+  return issueDte(deps, { empresaId: input.empresaId, idempotencyKey: input.idempotencyKey, body: input.body, request: checked.value })
 }

@@ -6,11 +6,12 @@ import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { findEnvio, insertEnvio, setEnvioTrackId } from '../db/envio-store'
 import type { DteRow, EmpresaRow, EnvioRow } from '../db/schema'
-import { backoffMs, isFinal, siiTimingFor, type BackoffPolicy, type SiiTiming } from '../domain/estados'
+import { afterUpload, backoffMs, ESTADOS_POR_ENVIAR, isFinal, siiTimingFor, type SiiTiming, type Transicion } from '../domain/estados'
 import { TIPOS } from '../domain/tipos'
 import type { TipoDte } from '../domain/emision'
 import { TimbreError } from '../errors'
-import type { SiiChannel, SiiCredentials, UploadOutcome } from '../sii/client/client'
+import type { SiiChannel, UploadOutcome } from '../domain/sii-respuestas'
+import type { SiiCredentials } from '../sii/client/client'
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
 import { openActiveCertificado } from './certificados'
 import { UPLOAD_STATUS } from '../sii/client/codes'
@@ -20,7 +21,7 @@ import { emitFinalState } from './events'
 
 export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
 
-const WAITING = ['firmado', 'enviando'] as const
+const WAITING = ESTADOS_POR_ENVIAR
 /** Longer than an SII call can take (30 s timeout, DESIGN §6) with its one token refresh. */
 export const LEASE_MS = 2 * 60 * 1000
 
@@ -66,24 +67,34 @@ function envelopeFor(deps: SubmitDeps, dte: DteRow, empresa: EmpresaRow, creds: 
   )
 }
 
-/** What DESIGN §6 says each upload outcome does to the DTE. `attempt` is this upload's number (intentos after it). */
+/**
+ * When the SII jobs look at the DTE next, after a transition (DESIGN §6): never again once final, at once when nothing
+ * is to be waited for, else after the back-off of its kind for this `attempt` (1 for the first).
+ */
+export function nextAttemptAt(next: Transicion, now: Date, attempt: number, timing: SiiTiming): string | null {
+  if (isFinal(next.estado)) return null
+  if (next.espera === 'ninguna') return isoTimestamp(now)
+  return isoTimestamp(new Date(now.getTime() + backoffMs(attempt, timing[next.espera])))
+}
+
+/** The upload's outcome applied to the DTE: its transition (domain/estados.ts) and what it records. `attempt` is this upload's number. */
 export function patchAfterUpload(outcome: UploadOutcome, attempt: number, trackIdBefore: string | null, now: Date, timing: SiiTiming): Partial<NewDte> {
   const at = isoTimestamp(now)
-  const later = (policy: BackoffPolicy) => isoTimestamp(new Date(now.getTime() + backoffMs(attempt, policy)))
-  const base = { intentos: attempt, updated_at: at }
+  const next = afterUpload(outcome)
+  const base = { estado: next.estado, intentos: attempt, updated_at: at, next_attempt_at: nextAttemptAt(next, now, attempt, timing) }
   switch (outcome.kind) {
     case 'received':
-      return { ...base, estado: 'procesando', track_id: outcome.trackId, estado_envio: 'REC', codigo_sii: '0', glosa_sii: 'Upload OK', next_attempt_at: at, consultas: 0 }
+      return { ...base, track_id: outcome.trackId, estado_envio: 'REC', codigo_sii: '0', glosa_sii: 'Upload OK', consultas: 0 }
     case 'already_received':
       // STATUS 99: keep the first track id; without one, the document status query resolves it (DESIGN §6).
-      return { ...base, estado: 'procesando', track_id: outcome.trackId ?? trackIdBefore, codigo_sii: '99', glosa_sii: 'Envío ya recibido', next_attempt_at: at, consultas: 0 }
+      return { ...base, track_id: outcome.trackId ?? trackIdBefore, codigo_sii: '99', glosa_sii: 'Envío ya recibido', consultas: 0 }
     case 'refused':
       // Final at upload: sii_status says why (issue 13), from the only SII answer this DTE will ever get.
-      return { ...base, estado: 'rechazado', codigo_sii: outcome.status, glosa_sii: outcome.glosa, sii_status: { ...refusedStatus(outcome, at) }, next_attempt_at: null }
+      return { ...base, codigo_sii: outcome.status, glosa_sii: outcome.glosa, sii_status: { ...refusedStatus(outcome, at) } }
     case 'not_authorized':
-      return { ...base, estado: 'enviando', codigo_sii: outcome.status, glosa_sii: outcome.glosa, next_attempt_at: later(timing.notAuthorized) }
+      return { ...base, codigo_sii: outcome.status, glosa_sii: outcome.glosa }
     case 'retry':
-      return { ...base, estado: 'enviando', codigo_sii: outcome.status ?? null, glosa_sii: outcome.reason, next_attempt_at: later(timing.submit) }
+      return { ...base, codigo_sii: outcome.status ?? null, glosa_sii: outcome.reason }
   }
 }
 

@@ -7,11 +7,12 @@ import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import type { DteRow } from '../db/schema'
+import { afterDocumentStatus, afterEnvioStatus, backoffMs, ESTADOS_EN_EL_SII, isFinal, siiTimingFor, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
 import {
-  backoffMs, estadoFromProcessedEnvio, glosaDeMotivos, isFinal, isReparo, siiTimingFor, uniqueMotivos,
-  type BackoffPolicy, type EstadoFinal, type MotivoSii,
-} from '../domain/estados'
-import type { DteStatusOutcome, EnvioDocumento, EnvioOutcome, SiiChannel, SiiCompany, SiiCredentials } from '../sii/client/client'
+  glosaDeMotivos, isReparo, uniqueMotivos,
+  type DteStatusOutcome, type EnvioDocumento, type EnvioOutcome, type MotivoSii, type SiiChannel,
+} from '../domain/sii-respuestas'
+import type { SiiCompany, SiiCredentials } from '../sii/client/client'
 import type { Deps } from './deps'
 import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
@@ -138,7 +139,7 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
       const motivos = line !== undefined && line.motivos.length > 0 ? line.motivos : envio.motivos
       return {
         patch: {
-          estado: 'rechazado', estado_envio: envio.estado, glosa_sii: glosaDeMotivos(motivos) ?? envio.glosa,
+          estado: afterEnvioStatus(envio, line).estado, estado_envio: envio.estado, glosa_sii: glosaDeMotivos(motivos) ?? envio.glosa,
           sii_status: { ...statusFromEnvelope(envio, trackId, line, motivos, at) }, next_attempt_at: null, updated_at: at,
         },
         answers: [envioAnswer(canal, trackId, envio, motivos)],
@@ -146,7 +147,7 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
     }
     case 'processed': {
       const line = lineOf(envio.detalle, dte)
-      const estado = estadoFromProcessedEnvio(envio, line)
+      const estado = afterEnvioStatus(envio, line).estado as EstadoFinal
       const doc = await documentStatus(deps, company, creds, dte)
       // The envelope's detail for this document (REST) and what its own status says (GLOSA_ERR, the consulta).
       const motivos = uniqueMotivos([...(line?.motivos ?? []), ...(doc.kind === 'status' ? doc.motivos : [])])
@@ -180,29 +181,30 @@ async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany
   if (doc.kind === 'retry') return { patch: laterPatch(dte, now, deps.siiTiming.track), answers: [] }
   const answers = [documentAnswer(channelOf(dte.tipo_dte), null, doc)]
   const siiStatus = { ...statusFromDocument(doc, null, doc.motivos, at) }
-  if (doc.estado !== 'DOK') return { patch: laterPatch(dte, now, deps.siiTiming.track, { sii_status: siiStatus }), answers }
-  const estado = doc.motivos.some(isReparo) ? 'con_reparos' : 'aceptado'
+  const next = afterDocumentStatus(doc)
+  if (!isFinal(next.estado)) return { patch: laterPatch(dte, now, deps.siiTiming.track, { sii_status: siiStatus }), answers }
+  const estado = next.estado
   return { patch: { estado, glosa_sii: glosaDeMotivos(doc.motivos) ?? doc.glosaEstado, sii_status: siiStatus, next_attempt_at: null, updated_at: at }, answers }
 }
 
 export async function trackDte(configured: TrackDeps, dteId: string, empresaId: string, now: Date): Promise<TrackResult> {
   let deps = configured
   const at = isoTimestamp(now)
-  const dte = claimDue(deps.store.db, dteId, ['procesando'], at, { next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)) })
+  const dte = claimDue(deps.store.db, dteId, ESTADOS_EN_EL_SII, at, { next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)) })
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
   deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
   const creds = siiCredentials(deps, empresaId, now)
   if (!creds) {
-    updateDteIf(deps.store.db, dte.id, ['procesando'], laterPatch(dte, now, deps.siiTiming.track))
+    updateDteIf(deps.store.db, dte.id, ESTADOS_EN_EL_SII, laterPatch(dte, now, deps.siiTiming.track))
     return 'procesando'
   }
   const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }
   const { patch, answers } = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)
   const updated = deps.store.db.transaction(
     (tx) => {
-      const row = updateDteIf(tx, dte.id, ['procesando'], patch)
+      const row = updateDteIf(tx, dte.id, ESTADOS_EN_EL_SII, patch)
       if (row) for (const answer of answers) recordSiiAnswer(tx, row, answer, at)
       if (row && isFinal(row.estado)) emitFinalState(tx, row, now)
       return row

@@ -2,7 +2,7 @@
 // client's pure mapping. Samples are shaped as the SII writes them (docs/sii-protocol.md §6.4–§6.6, §7.3) and as the
 // SII's result e-mail writes a document's detail (`(DTE-3-101) …`, LibreDTE's help texts are keyed on those codes).
 import { describe, expect, test } from 'bun:test'
-import { glosaDeMotivos, isReparo, uniqueMotivos } from '../../src/domain/estados'
+import { glosaDeMotivos, isReparo, uniqueMotivos } from '../../src/domain/sii-respuestas'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from '../../src/sii/client/boleta-rest'
 import { detalleMotivos } from '../../src/sii/client/codes'
 import type { HttpResult } from '../../src/sii/client/http'

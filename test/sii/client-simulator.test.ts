@@ -2,7 +2,8 @@
 // envelopes, polling to a final state, document queries, token expiry, faults and timeouts. Nothing is stubbed: the
 // simulator checks the seed signature, the token, the schema, both signatures, the TED against its CAF.
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { createSiiClient, type EnvioOutcome, type SiiChannel, type SiiClient, type SiiCompany, type SiiCredentials, type UploadOutcome } from '../../src/sii/client/client'
+import type { EnvioOutcome, SiiChannel, UploadOutcome } from '../../src/domain/sii-respuestas'
+import { createSiiClient, type SiiClient, type SiiCompany, type SiiCredentials } from '../../src/sii/client/client'
 import { TOKEN_TTL_MS } from '../../src/sii/simulator/auth'
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sii/simulator/server'
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../../src/xml/envelope'

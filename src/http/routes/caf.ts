@@ -1,7 +1,5 @@
 // Spec 4.2 listarCafs / subirCaf / obtenerCaf.
 import { Elysia } from 'elysia'
-import { isTipoDte } from '../../domain/emision'
-import { TimbreError } from '../../errors'
 import { getCaf, listCafs, registerCaf } from '../../services/cafs'
 import type { Deps } from '../../services/deps'
 import { decodeCursor, page, parseLimit } from '../pagination'
@@ -10,13 +8,6 @@ import { credentialOf } from '../request-context'
 import { CafListSchema, CafSchema, ListarCafsQuery, SubirCafBody } from '../schemas/caf'
 import { pathId } from '../params'
 import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
-
-function tipoFilter(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined
-  const n = Number(raw)
-  if (!isTipoDte(n)) throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' }] })
-  return n
-}
 
 export const cafRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/caf', normalize: false })
@@ -27,12 +18,7 @@ export const cafRoutes = (deps: Deps) =>
         const rows = listCafs(
           deps,
           credentialOf(request).empresaId,
-          {
-            tipoDte: tipoFilter(query.tipo_dte),
-            isActive: query.is_active === undefined ? undefined : query.is_active === 'true',
-            afterId: decodeCursor(query.cursor),
-            limit: limit + 1,
-          },
+          { tipo_dte: query.tipo_dte, is_active: query.is_active, afterId: decodeCursor(query.cursor), limit: limit + 1 },
           deps.clock.now(),
         )
         return page(rows, limit)

@@ -1,12 +1,8 @@
 // Spec 4.1: listarDTEs, emitirDTE, obtenerDTE, descargarDTEXml, and the submission request of DESIGN §6.
 import { Elysia } from 'elysia'
-import { santiagoDate } from '../../clock'
-import { isTipoDte } from '../../domain/emision'
-import { normalizeRut } from '../../domain/rut'
-import { TimbreError, type FieldError } from '../../errors'
 import type { Deps } from '../../services/deps'
 import { getDte, getDteXml, listDtes, requestSubmission } from '../../services/dtes'
-import { findIdempotentAnswer, issueDte } from '../../services/issue-dte'
+import { emitDte } from '../../services/issue-dte'
 import { decodeCursor, encodeCursor, parseLimit } from '../pagination'
 import { IDEMPOTENCY_HEADER, idempotencyKeyOf, pathId } from '../params'
 import { credentialOf } from '../request-context'
@@ -14,27 +10,13 @@ import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/co
 import { EmitirDteBody, validateEmision } from '../schemas/dte'
 import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../schemas/dte-query'
 
-type ListQuery = { tipo_dte?: string; estado?: string; fecha_desde?: string; fecha_hasta?: string; rut_receptor?: string }
-
-function listFilter(q: ListQuery) {
-  const errors: FieldError[] = []
-  const tipo = q.tipo_dte === undefined ? undefined : Number(q.tipo_dte)
-  if (tipo !== undefined && !isTipoDte(tipo)) errors.push({ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' })
-  const rut = q.rut_receptor === undefined ? undefined : normalizeRut(q.rut_receptor)
-  if (rut === null) errors.push({ field: 'rut_receptor', code: 'INVALID_RUT', message: 'RUT inválido.' })
-  if (q.fecha_desde !== undefined && q.fecha_hasta !== undefined && q.fecha_desde > q.fecha_hasta)
-    errors.push({ field: 'fecha_desde', code: 'INCONSISTENT', message: 'fecha_desde es posterior a fecha_hasta.' })
-  if (errors.length > 0) throw new TimbreError('VALIDATION_ERROR', { details: errors })
-  return { tipoDte: tipo, estado: q.estado, fechaDesde: q.fecha_desde, fechaHasta: q.fecha_hasta, rutReceptor: rut ?? undefined }
-}
-
 export const dteRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/dte', normalize: false })
     .get(
       '',
       ({ request, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
-        const { rows, total } = listDtes(deps, credentialOf(request).empresaId, listFilter(query), { afterId: decodeCursor(query.cursor), limit: limit + 1 })
+        const { rows, total } = listDtes(deps, credentialOf(request).empresaId, query, { afterId: decodeCursor(query.cursor), limit: limit + 1 })
         const items = rows.slice(0, limit)
         return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null, total_count: total }
       },
@@ -47,15 +29,7 @@ export const dteRoutes = (deps: Deps) =>
     .post(
       '',
       ({ request, body, set }) => {
-        const empresaId = credentialOf(request).empresaId
-        const key = idempotencyKeyOf(request)
-        const answer =
-          findIdempotentAnswer(deps, empresaId, key, body) ??
-          (() => {
-            const checked = validateEmision(body, santiagoDate(deps.clock.now()))
-            if (!checked.ok) throw new TimbreError('VALIDATION_ERROR', { details: checked.errors })
-            return issueDte(deps, { empresaId, idempotencyKey: key, body, request: checked.value })
-          })()
+        const answer = emitDte(deps, { empresaId: credentialOf(request).empresaId, idempotencyKey: idempotencyKeyOf(request), body, check: validateEmision })
         set.status = answer.status
         if (answer.location) set.headers['location'] = answer.location
         if (answer.isReplay) set.headers['x-idempotency-replay'] = 'true'

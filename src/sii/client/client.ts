@@ -4,7 +4,7 @@
 // then the call is made once more. Every outcome is a value: SII outages, HTML pages, garbage and timeouts are
 // `retry` with a reason, never a throw. Only a caller's bug (a malformed RUT or date) throws.
 import type { SiiTarget } from '../../config'
-import type { MotivoSii } from '../../domain/estados'
+import type { DteStatusOutcome, EnvioOutcome, MotivoSii, SiiChannel, UploadOutcome } from '../../domain/sii-respuestas'
 import type { Signer } from '../../domain/signer'
 import { fetchBoletaToken, fetchSoapToken } from './auth'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from './boleta-rest'
@@ -15,8 +15,6 @@ import { dteStatusOutcome, envioOutcome } from './queries'
 import { callSoap } from './soap'
 import { TokenCache, type TokenFailure, type TokenResult } from './token-cache'
 import { boletaUploadOutcome, rutParts, uploadForm, uploadOutcome } from './upload'
-
-export type SiiChannel = 'soap' | 'boleta'
 
 export interface SiiCompany {
   /** Canonical `12345678-K`. */
@@ -33,68 +31,6 @@ export interface SiiCredentials {
   readonly rutFirmante: string
   readonly signer: Signer
 }
-
-export type UploadOutcome =
-  | { kind: 'received'; trackId: string; raw: string }
-  | { kind: 'already_received'; trackId: string | null; raw: string }
-  | { kind: 'refused'; status: string; glosa: string; motivos: MotivoSii[]; raw: string }
-  | { kind: 'not_authorized'; status: string; glosa: string; motivos: MotivoSii[]; raw: string }
-  | { kind: 'retry'; reason: string; status?: string; raw?: string }
-
-/** One type's counters of a processed envelope (getEstUp RESP_BODY groups, REST `estadistica`). */
-export interface EnvioEstadistica {
-  readonly tipo: number
-  readonly informados: number
-  readonly aceptados: number
-  readonly rechazados: number
-  readonly reparos: number
-}
-
-/** One document of a processed or rejected envelope, as the SII's detail lists it (REST `detalle_rep_rech`). */
-export interface EnvioDocumento {
-  readonly tipo: number
-  readonly folio: number
-  /** DOK, RCH, RPR, RLV. */
-  readonly estado: string
-  readonly descripcion: string | null
-  /** Its `error[]` lines, each as `SECCION-NIVEL-CODIGO` with its text. */
-  readonly motivos: MotivoSii[]
-}
-
-export type EnvioOutcome =
-  | { kind: 'pending'; estado: string; glosa: string | null; numAtencion?: string | null; raw: string }
-  | {
-      kind: 'rejected'; estado: string; glosa: string | null; numAtencion?: string | null
-      /** Why: the REST detail's error lines, else the ESTADO with its GLOSA (getEstUp gives nothing more, §6.5). */
-      motivos: MotivoSii[]
-      /** The REST detail of the envelope's documents; [] on the SOAP channel. */
-      detalle: EnvioDocumento[]
-      raw: string
-    }
-  | {
-      kind: 'processed'; estado: 'EPR' | string; glosa: string | null
-      /** getEstUp's NUM_ATENCION (the SII's reference of the answer); the REST status has none. */
-      numAtencion?: string | null
-      /** Sums over `estadistica`. */
-      informados: number; aceptados: number; rechazados: number; reparos: number
-      estadistica: EnvioEstadistica[]
-      /**
-       * Per-document results (REST `detalle_rep_rech`). getEstUp lists only counters (docs/sii-protocol.md §6.5: the
-       * SOAP channel tells each document's reason in its result e-mail), so [] on the SOAP channel.
-       */
-      detalle: EnvioDocumento[]
-      raw: string
-    }
-  | { kind: 'retry'; reason: string; raw?: string }
-
-export type DteStatusOutcome =
-  | {
-      kind: 'status'; estado: string; glosaEstado: string | null; errCode: string | null; glosaErr: string | null; numAtencion: string | null
-      /** The detail lines of GLOSA_ERR (or of the REST `descripcion`), else the ESTADO itself unless it is DOK. */
-      motivos: MotivoSii[]
-      raw: string
-    }
-  | { kind: 'retry'; reason: string; raw?: string }
 
 export interface DteQuery {
   readonly tipoDte: number

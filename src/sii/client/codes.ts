@@ -1,6 +1,6 @@
 // The SII's answer codes as data: what each means (Spanish, as the SII words them, for `tracking.glosa_sii`) and what
 // the client does with it. Sources are docs/sii-protocol.md §6.3–§6.6 and §7.3; callers look codes up here instead of switching.
-import type { MotivoSii, OperacionSii } from '../../domain/estados'
+import type { MotivoSii, OperacionSii } from '../../domain/sii-respuestas'
 
 /** DTEUpload `STATUS` (docs/sii-protocol.md §6.4) → how the outcome is classified and the meaning when the SII sends no glosa. */
 export const UPLOAD_STATUS: Readonly<Record<string, { readonly kind: 'received' | 'already_received' | 'refused' | 'not_authorized' | 'token_invalid' | 'retry'; readonly glosa: string }>> = {

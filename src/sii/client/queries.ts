@@ -1,8 +1,7 @@
 // What the SOAP status queries say, mapped to outcomes: QueryEstUp.getEstUp for an envelope (docs/sii-protocol.md §6.5) and
 // QueryEstDte.getEstDte for one document (§6.6). Pure functions over the parsed SII:RESPUESTA, so the SII's literal
 // answers can pin them in tests.
-import type { MotivoSii } from '../../domain/estados'
-import type { DteStatusOutcome, EnvioDocumento, EnvioOutcome, EnvioEstadistica } from './client'
+import type { DteStatusOutcome, EnvioDocumento, EnvioEstadistica, EnvioOutcome, MotivoSii } from '../../domain/sii-respuestas'
 import { detalleMotivos, ENVIO_ESTADOS, TOKEN_INVALID_ESTADOS, TOKEN_INVALID_FAULT } from './codes'
 import type { Respuesta, SoapOutcome } from './soap'
 

@@ -1,10 +1,9 @@
 // Uploads: SOAP-side `POST /cgi_dte/UPL/DTEUpload` (docs/sii-protocol.md §6.4) and the boleta REST envío (§7.3 item 3). Same
 // multipart form on both; the answers differ (RECEPCIONDTE XML with a STATUS, or JSON with an estado). The mapping of
 // every STATUS is the table in `codes.ts`; what it means for the DTE is DESIGN §6.
-import type { MotivoSii } from '../../domain/estados'
+import type { MotivoSii, UploadOutcome } from '../../domain/sii-respuestas'
 import { parseRut } from '../../domain/rut'
 import { childElements, parseXml, textOf } from '../../xml/latin1'
-import type { UploadOutcome } from './client'
 import { ENVIO_ESTADOS, UPLOAD_STATUS } from './codes'
 import { passingFault, snippet, type HttpResult } from './http'
 import { jsonField, parseJsonObject, rawDigits } from './json'

@@ -1,0 +1,106 @@
+// What the SII answers, as Timbre reads it (docs/sii-protocol.md §6.4–§6.6, §7.3): the outcome of an upload, of an
+// envelope's status and of a document's status, and the reasons the SII gives. Pure types and helpers: the SII client
+// (sii/client/) produces them from the wire, the DTE state machine (domain/estados.ts) and the services read them.
+
+/** The SII's two channels: SOAP DTEWS and DTEUpload for every type but the boletas, the boleta REST API for 39/41. */
+export type SiiChannel = 'soap' | 'boleta'
+
+/** The SII answer a reason came in (issue 13): the upload, the envelope's status, the document's status. */
+export const OPERACIONES_SII = ['upload', 'estado_envio', 'estado_dte'] as const
+export type OperacionSii = (typeof OPERACIONES_SII)[number]
+
+/**
+ * One reason the SII gave for a document, as the SII wrote it: `codigo` is its code (`DTE-3-101`, the upload's STATUS
+ * `7`, an ESTADO `RFR` or `FAU`), `glosa` its text, `detalle` what the SII added (a schema message, the REST error's
+ * `detalle`), `nivel` the SII's level when it gives one (3 rejects; 2 and 1 are reparos, docs/sii-protocol.md §7.3).
+ */
+export interface MotivoSii {
+  readonly codigo: string
+  readonly glosa: string
+  readonly detalle: string | null
+  readonly nivel: number | null
+  readonly fuente: OperacionSii
+}
+
+/** A reparo (an observation on an accepted document) rather than a rejection: the SII's nivel below 3. */
+export function isReparo(motivo: Pick<MotivoSii, 'nivel'>): boolean {
+  return motivo.nivel !== null && motivo.nivel < 3
+}
+
+/** The same reason said twice (the envelope's detail and the document's status) is kept once, first one wins. */
+export function uniqueMotivos(motivos: readonly MotivoSii[]): MotivoSii[] {
+  const seen = new Set<string>()
+  return motivos.filter((m) => {
+    const key = `${m.codigo}\u0000${m.glosa}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+/** `tracking.glosa_sii` and `sii_status.glosa` from the reasons: "DTE-3-101: Folio … ; RCV-2-2: …"; null when none. */
+export function glosaDeMotivos(motivos: readonly MotivoSii[]): string | null {
+  return motivos.length === 0 ? null : motivos.map((m) => `${m.codigo}: ${m.glosa}`).join('; ')
+}
+
+export type UploadOutcome =
+  | { kind: 'received'; trackId: string; raw: string }
+  | { kind: 'already_received'; trackId: string | null; raw: string }
+  | { kind: 'refused'; status: string; glosa: string; motivos: MotivoSii[]; raw: string }
+  | { kind: 'not_authorized'; status: string; glosa: string; motivos: MotivoSii[]; raw: string }
+  | { kind: 'retry'; reason: string; status?: string; raw?: string }
+
+/** One type's counters of a processed envelope (getEstUp RESP_BODY groups, REST `estadistica`). */
+export interface EnvioEstadistica {
+  readonly tipo: number
+  readonly informados: number
+  readonly aceptados: number
+  readonly rechazados: number
+  readonly reparos: number
+}
+
+/** One document of a processed or rejected envelope, as the SII's detail lists it (REST `detalle_rep_rech`). */
+export interface EnvioDocumento {
+  readonly tipo: number
+  readonly folio: number
+  /** DOK, RCH, RPR, RLV. */
+  readonly estado: string
+  readonly descripcion: string | null
+  /** Its `error[]` lines, each as `SECCION-NIVEL-CODIGO` with its text. */
+  readonly motivos: MotivoSii[]
+}
+
+export type EnvioOutcome =
+  | { kind: 'pending'; estado: string; glosa: string | null; numAtencion?: string | null; raw: string }
+  | {
+      kind: 'rejected'; estado: string; glosa: string | null; numAtencion?: string | null
+      /** Why: the REST detail's error lines, else the ESTADO with its GLOSA (getEstUp gives nothing more, §6.5). */
+      motivos: MotivoSii[]
+      /** The REST detail of the envelope's documents; [] on the SOAP channel. */
+      detalle: EnvioDocumento[]
+      raw: string
+    }
+  | {
+      kind: 'processed'; estado: 'EPR' | string; glosa: string | null
+      /** getEstUp's NUM_ATENCION (the SII's reference of the answer); the REST status has none. */
+      numAtencion?: string | null
+      /** Sums over `estadistica`. */
+      informados: number; aceptados: number; rechazados: number; reparos: number
+      estadistica: EnvioEstadistica[]
+      /**
+       * Per-document results (REST `detalle_rep_rech`). getEstUp lists only counters (docs/sii-protocol.md §6.5: the
+       * SOAP channel tells each document's reason in its result e-mail), so [] on the SOAP channel.
+       */
+      detalle: EnvioDocumento[]
+      raw: string
+    }
+  | { kind: 'retry'; reason: string; raw?: string }
+
+export type DteStatusOutcome =
+  | {
+      kind: 'status'; estado: string; glosaEstado: string | null; errCode: string | null; glosaErr: string | null; numAtencion: string | null
+      /** The detail lines of GLOSA_ERR (or of the REST `descripcion`), else the ESTADO itself unless it is DOK. */
+      motivos: MotivoSii[]
+      raw: string
+    }
+  | { kind: 'retry'; reason: string; raw?: string }
