@@ -1,6 +1,6 @@
 // The SII's wire formats, as the simulator writes and reads them: Axis 1 RPC-style SOAP 1.1 envelopes whose `…Return`
 // string holds an escaped `SII:RESPUESTA` document (docs/sii-protocol.md §6.2), the DTEUpload `RECEPCIONDTE` answer (§6.4) and
-// the minimal WSDLs a `?WSDL` GET returns. Nothing here knows about state: server.ts decides what to say.
+// the minimal WSDLs a `?WSDL` GET returns. Nothing here knows about state: soap-service.ts and upload-service.ts decide what to say.
 import { childElements, parseXml, textOf } from '../../xml/latin1'
 
 const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/'

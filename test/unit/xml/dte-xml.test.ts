@@ -435,8 +435,8 @@ describe('property: random valid documents validate against the XSD', () => {
           const request: EmitirDte = {
             tipo_dte: tipo,
             fecha_emision: '2025-06-10',
-            // Giro, dirección, comuna (and ciudad on a 110): what the SII requires of the receptor (docs/decisions/receptor-rules.md).
-            receptor: { rut: tipo === 110 ? '55555555-5' : '76555835-2', razon_social: razon.slice(0, 200), giro: razon.slice(0, 200), direccion: razon.slice(0, 300), comuna: 'Ñuñoa', ciudad: 'Santiago' },
+            // Giro, dirección, comuna (and ciudad on a 110), never blank: what the SII requires of the receptor (docs/decisions/receptor-rules.md).
+            receptor: { rut: tipo === 110 ? '55555555-5' : '76555835-2', razon_social: razon.slice(0, 200), giro: `Giro ${razon}`.slice(0, 200), direccion: `Calle ${razon}`.slice(0, 300), comuna: 'Ñuñoa', ciudad: 'Santiago' },
             detalle,
             ...(pct === undefined ? {} : { descuentos_globales: [{ tpo_mov: 'D' as const, tpo_valor: '%' as const, valor_dr: pct, glosa_dr: razon.slice(0, 45) }] }),
             ...(tipo === 61 ? { referencias: [{ tipo_doc_ref: 33, folio_ref: 9, fecha_ref: '2025-06-01', codigo_ref: 3 as const, razon_ref: razon.slice(0, 200) }] } : {}),
