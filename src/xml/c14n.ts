@@ -20,10 +20,7 @@
 // namespace before prefixed ones; empty elements written as start-end pairs; in text `&` `<` `>` escaped and quotes
 // raw; in attribute values `&` `<` `"` escaped and `>` `'` raw; everything else verbatim (the digest is then taken
 // over the UTF-8 encoding of the result, as xml-crypto's is).
-
-const SII_NS = 'http://www.sii.cl/SiiDte'
-const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
-const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#'
+import { DSIG_NS, SII_NS, XSI_NS } from './dsig-profile'
 
 /**
  * One token of the subset, matched at `lastIndex` (sticky). Groups: 1 start-tag name, 2 attribute name, 3 raw

@@ -17,10 +17,10 @@ import {
   type LineaCalculada,
   type Totales,
 } from '../domain/totals'
+import { SII_NS, XSI_NS } from './dsig-profile'
+import type { TedData } from './ted'
 
-const SII_NS = 'http://www.sii.cl/SiiDte'
 const XMLNS_NS = 'http://www.w3.org/2000/xmlns/'
-const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
 const TED_PLACEHOLDER = 'timbre-ted'
 
 /** The issuer as the company record holds it (DESIGN §8: empresa fields take the XSD maxima, acteco 1 to 4). */
@@ -52,25 +52,8 @@ export interface DteXmlInput extends DteInput {
   readonly tmstFirma: string
 }
 
-/** What the TED's DD says about the document (docs/sii-protocol.md §3.1), in the field names of xml/ted.ts `TedData`. */
-export interface TedInput {
-  /** RE */
-  readonly rutEmisor: string
-  /** TD */
-  readonly tipoDte: number
-  /** F */
-  readonly folio: number
-  /** FE */
-  readonly fechaEmision: string
-  /** RR */
-  readonly rutReceptor: string
-  /** RSR: RznSocRecep as written, first 40 characters. */
-  readonly razonSocialReceptor: string
-  /** MNT: MntTotal as written; the decimal text in a foreign-currency export. */
-  readonly montoTotal: number | string
-  /** IT1: the first line's NmbItem as written, first 40 characters. */
-  readonly item1: string
-}
+/** What the TED's DD says about the document (docs/sii-protocol.md §3.1): xml/ted.ts `TedData` but the stamping time. */
+export type TedInput = Omit<TedData, 'timestamp'>
 
 // ------------------------------------------------------------------------------------------------ values
 

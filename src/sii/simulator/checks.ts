@@ -18,8 +18,8 @@ import { readTed } from '../../xml/ted'
 import { validateEnvelopeSchema, type EnvelopeRoot } from './schemas'
 import type { DocEstado, SiiError, StoredRejection } from './store'
 import { certificateOf, verifyEnvelopeSignature } from './xmldsig'
+import { SII_NS } from '../../xml/dsig-profile'
 
-const SII_NS = 'http://www.sii.cl/SiiDte'
 
 /** Receptor RUTs that let integrators reach every outcome (DESIGN §9). 66666666-6 is accepted like any RUT. */
 export const RECEPTOR_RECHAZA = '88888888-8'
