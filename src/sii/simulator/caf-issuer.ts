@@ -4,18 +4,13 @@
 // DESIGN §8; tests bring theirs). `parseCaf` + `verifyCaf` read these exactly as they read the SII's.
 import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { SIMULATOR_IDK } from '../../xml/authority-keys'
+import type { PublicCaf } from '../../xml/caf'
 import { escapeXmlText, toLatin1Bytes } from '../../xml/latin1'
 import authorityPem from './authority-900.key.pem' with { type: 'text' }
 
-export interface IssueCafInput {
+/** What the DA of a new CAF says (xml/caf.ts PublicCaf's fields; `rut` is its RE), and the authority that signs it. */
+export interface IssueCafInput extends Pick<PublicCaf, 'razonSocial' | 'tipoDte' | 'folioDesde' | 'folioHasta' | 'fechaAutorizacion' | 'idk'> {
   readonly rut: string
-  readonly razonSocial: string
-  readonly tipoDte: number
-  readonly folioDesde: number
-  readonly folioHasta: number
-  /** FA, `YYYY-MM-DD`. */
-  readonly fechaAutorizacion: string
-  readonly idk: number
   readonly authorityPrivateKey: KeyObject
 }
 
