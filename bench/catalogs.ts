@@ -3,6 +3,7 @@
 // this process, concurrency 1). A second company with its own 100 000 clientes shares the instance's index, as it would.
 //   bun bench/catalogs.ts [--records 100000] [--iterations 300]
 import { rmSync } from 'node:fs'
+import { systemClock } from '../src/clock'
 import { loadConfig } from '../src/config'
 import { runServer } from '../src/cli/serve'
 import { insertCliente } from '../src/db/cliente-store'
@@ -107,17 +108,16 @@ const fmt = (n: number) => n.toFixed(2).padStart(7)
 
 const dataDir = tempDir('timbre-bench-catalogs-')
 const store = openDatabase(dataDir, { log: silentLogger })
-const now = new Date()
-const a = createEmpresa(store, { rut: '76543210-3', razon_social: 'Bench A SpA', giro: 'Comercio', acteco: [475200], direccion: 'Calle 1', comuna: 'Santiago', ciudad: 'Santiago' }, now)
-const b = createEmpresa(store, { rut: '96874030-K', razon_social: 'Bench B SpA', giro: 'Comercio', acteco: [475200], direccion: 'Calle 2', comuna: 'Santiago', ciudad: 'Santiago' }, now)
+const deps = { store, clock: systemClock }
+const a = createEmpresa(deps, { rut: '76543210-3', razon_social: 'Bench A SpA', giro: 'Comercio', acteco: [475200], direccion: 'Calle 1', comuna: 'Santiago', ciudad: 'Santiago' })
+const b = createEmpresa(deps, { rut: '96874030-K', razon_social: 'Bench B SpA', giro: 'Comercio', acteco: [475200], direccion: 'Calle 2', comuna: 'Santiago', ciudad: 'Santiago' })
 const t0 = performance.now()
 seed(store, a.id, 0, true)
 seed(store, b.id, 3, false)
 const seededS = (performance.now() - t0) / 1000
-const key = createApiKey(store, { empresaId: a.id, write: false, nombre: 'bench', now }).key
+const key = createApiKey(deps, { empresaId: a.id, write: false, nombre: 'bench' }).key
 store.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
 const dbMb = Number(store.sqlite.query('SELECT page_count * page_size AS b FROM pragma_page_count(), pragma_page_size()').get()!['b' as never]) / 1e6
-const deps = { store }
 console.log(
   `seeded ${RECORDS} clientes + ${RECORDS} productos (company A) and ${RECORDS} clientes (company B) in ${seededS.toFixed(1)} s ` +
     `(${((3 * RECORDS) / seededS).toFixed(0)} rows/s with their index entries); database ${dbMb.toFixed(0)} MB`,
@@ -147,12 +147,12 @@ const PRODUCTO_QUERIES: Array<[string, string]> = [
 
 const rows: Row[] = []
 for (const [kind, q] of CLIENTE_QUERIES) {
-  const matches = searchClientes(deps, a.id, q, 50).length
-  rows.push({ kind: `clientes: ${kind}`, q, matches, service: summarize(time(() => searchClientes(deps, a.id, q, 10))) })
+  const matches = searchClientes(deps, { empresaId: a.id, q, limit: 50 }).length
+  rows.push({ kind: `clientes: ${kind}`, q, matches, service: summarize(time(() => searchClientes(deps, { empresaId: a.id, q, limit: 10 }))) })
 }
 for (const [kind, q] of PRODUCTO_QUERIES) {
-  const matches = searchProductos(deps, a.id, q, 50).length
-  rows.push({ kind: `productos: ${kind}`, q, matches, service: summarize(time(() => searchProductos(deps, a.id, q, 10))) })
+  const matches = searchProductos(deps, { empresaId: a.id, q, limit: 50 }).length
+  rows.push({ kind: `productos: ${kind}`, q, matches, service: summarize(time(() => searchProductos(deps, { empresaId: a.id, q, limit: 10 }))) })
 }
 store.close()
 

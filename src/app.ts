@@ -84,7 +84,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
   try {
     // Made at first start (DESIGN §2), so a backup taken right after start already holds it; never made over sealed
     // data it would not open (DESIGN §3).
-    const vault = openVault(store, config.masterKey)
+    const vault = openVault({ store }, { masterKeyFromEnv: config.masterKey })
     const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
     const sii = await connectSii(config, log, clock)
     const health = withHealth(sii.client, clock)

@@ -1,4 +1,5 @@
 // `timbre apikey create|list|revoke` (DESIGN §3, §12): keys are shown once, listed without the key.
+import { systemClock } from '../clock'
 import { withAdminStore } from './admin-store'
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys'
 import { resolveEmpresa } from '../services/empresas'
@@ -25,11 +26,11 @@ export const apikeyCreate: Command = {
   },
   async run(args) {
     const ref = requireFlag(args, '--empresa')
-    const now = new Date()
-    const expires = expiresAt(args.flags['--expires-at'], now)
-    return withAdminStore(args, (store) => {
-      const empresa = resolveEmpresa(store, ref)
-      const created = createApiKey(store, { empresaId: empresa.id, write: args.flags['--write'] === 'true', nombre: args.flags['--nombre'] ?? null, expiresAt: expires, now })
+    // Checked before the data dir is opened: a bad flag touches nothing.
+    const expires = expiresAt(args.flags['--expires-at'], systemClock.now())
+    return withAdminStore(args, (deps) => {
+      const empresa = resolveEmpresa(deps, { ref })
+      const created = createApiKey(deps, { empresaId: empresa.id, write: args.flags['--write'] === 'true', nombre: args.flags['--nombre'] ?? null, expiresAt: expires })
       return { id: created.id, key: created.key, write: created.write, empresa_id: created.empresa_id, expires_at: created.expires_at }
     })
   },
@@ -41,9 +42,9 @@ export const apikeyList: Command = {
   usage: 'timbre apikey list [--empresa RUT|ID]',
   flags: { '--empresa': { takesValue: true, help: 'solo las de esta empresa' }, ...DATA_DIR_FLAG },
   async run(args) {
-    return withAdminStore(args, (store) => {
+    return withAdminStore(args, (deps) => {
       const ref = args.flags['--empresa']
-      return listApiKeys(store, ref === undefined ? undefined : resolveEmpresa(store, ref).id)
+      return listApiKeys(deps, { empresaId: ref === undefined ? undefined : resolveEmpresa(deps, { ref }).id })
     })
   },
 }
@@ -56,6 +57,6 @@ export const apikeyRevoke: Command = {
   async run(args) {
     const id = args.positionals[0]
     if (!id) throw new UsageError('falta el ID de la API key')
-    return withAdminStore(args, (store) => revokeApiKey(store, id, new Date()))
+    return withAdminStore(args, (deps) => revokeApiKey(deps, { id }))
   },
 }

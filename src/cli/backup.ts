@@ -1,8 +1,8 @@
 // `timbre backup` / `timbre restore` (DESIGN §3).
-import { openAdminStore } from '../app'
 import { dataDirFrom } from '../config'
 import { stderrLogger } from '../log'
 import { createBackup, restoreBackup } from '../services/backup'
+import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, requireFlag, type Command } from './command'
 
 export const backup: Command = {
@@ -17,14 +17,8 @@ export const backup: Command = {
   async run(args) {
     const out = requireFlag(args, '--out')
     const includeKeys = args.flags['--no-keys'] !== 'true'
-    const log = stderrLogger()
-    if (!includeKeys) log.warn('backup.without_keys', { message: 'sin master.key los certificados y CAF del respaldo no se pueden usar' })
-    const store = openAdminStore(dataDirFrom(args.flags), log)
-    try {
-      return await createBackup(store, out, { includeKeys, now: new Date() })
-    } finally {
-      store.close()
-    }
+    if (!includeKeys) stderrLogger().warn('backup.without_keys', { message: 'sin master.key los certificados y CAF del respaldo no se pueden usar' })
+    return withAdminStore(args, (deps) => createBackup(deps, { out, includeKeys }))
   },
 }
 
@@ -34,6 +28,6 @@ export const restore: Command = {
   usage: 'timbre restore --from ARCHIVO.tar.gz --data-dir D',
   flags: { '--from': { takesValue: true, help: 'archivo de respaldo' }, ...DATA_DIR_FLAG },
   async run(args) {
-    return restoreBackup(requireFlag(args, '--from'), dataDirFrom(args.flags))
+    return restoreBackup({ from: requireFlag(args, '--from'), dataDir: dataDirFrom(args.flags) })
   },
 }

@@ -44,7 +44,7 @@ export const empresaCreate: Command = {
   flags: { '--rut': { takesValue: true, help: 'RUT de la empresa (con o sin puntos)' }, ...FIELD_FLAGS, ...DATA_DIR_FLAG },
   async run(args) {
     const rut = requireFlag(args, '--rut')
-    return withAdminStore(args, (store) => createEmpresa(store, { rut, ...fieldsFrom(args) }, new Date()), { create: true })
+    return withAdminStore(args, (deps) => createEmpresa(deps, { rut, ...fieldsFrom(args) }), { create: true })
   },
 }
 
@@ -54,7 +54,7 @@ export const empresaList: Command = {
   usage: 'timbre empresa list [--data-dir D]',
   flags: DATA_DIR_FLAG,
   async run(args) {
-    return withAdminStore(args, (store) => listEmpresas(store))
+    return withAdminStore(args, (deps) => listEmpresas(deps))
   },
 }
 
@@ -65,6 +65,6 @@ export const empresaUpdate: Command = {
   flags: { '--empresa': { takesValue: true, help: 'RUT o id de la empresa' }, ...FIELD_FLAGS, ...DATA_DIR_FLAG },
   async run(args) {
     const ref = requireFlag(args, '--empresa')
-    return withAdminStore(args, (store) => updateEmpresaAdmin(store, ref, fieldsFrom(args), new Date()))
+    return withAdminStore(args, (deps) => updateEmpresaAdmin(deps, { ref, cambios: fieldsFrom(args) }))
   },
 }

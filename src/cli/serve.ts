@@ -48,7 +48,7 @@ const DEMO_INVOICE = {
 }
 
 function printDemo(deps: Deps, baseUrl: string): void {
-  const outcome = ensureDemo(deps, deps.config.dataDir, deps.clock.now())
+  const outcome = ensureDemo(deps)
   if (outcome.kind === 'skipped') {
     deps.log.warn('demo.skipped', { reason: outcome.reason })
     return

@@ -1,9 +1,9 @@
 // `timbre token issue` (DESIGN §3): an RS256 JWT signed with the instance key.
-import { loadKeyring, openAdminStore } from '../app'
+import { loadKeyring } from '../app'
 import { dataDirFrom, jwtPublicKeyPathsFromEnv } from '../config'
-import { stderrLogger } from '../log'
 import { resolveEmpresa } from '../services/empresas'
 import { DEFAULT_TOKEN_TTL_SECONDS, issueToken } from '../services/tokens'
+import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, intFlag, requireFlag, UsageError, type Command } from './command'
 
 export const tokenIssue: Command = {
@@ -20,14 +20,10 @@ export const tokenIssue: Command = {
     const ref = requireFlag(args, '--empresa')
     const ttl = intFlag(args, '--ttl') ?? DEFAULT_TOKEN_TTL_SECONDS
     if (ttl < 1) throw new UsageError('--ttl debe ser mayor que 0')
-    const dataDir = dataDirFrom(args.flags)
-    const store = openAdminStore(dataDir, stderrLogger())
-    try {
-      const empresa = resolveEmpresa(store, ref)
-      const keyring = await loadKeyring(dataDir, jwtPublicKeyPathsFromEnv())
-      return issueToken(keyring, { empresaId: empresa.id, sub: args.flags['--sub'], ttlSeconds: ttl, now: new Date() })
-    } finally {
-      store.close()
-    }
+    return withAdminStore(args, async (deps) => {
+      const empresa = resolveEmpresa(deps, { ref })
+      const keyring = await loadKeyring(dataDirFrom(args.flags), jwtPublicKeyPathsFromEnv())
+      return issueToken({ ...deps, keyring }, { empresaId: empresa.id, sub: args.flags['--sub'], ttlSeconds: ttl })
+    })
   },
 }

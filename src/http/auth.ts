@@ -30,17 +30,16 @@ export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 
   const failures = new FailureWindow(FAILED_AUTH_PER_MINUTE, 60_000)
 
   async function identify(request: Request): Promise<Credential> {
-    const now = deps.clock.now()
     const authorization = request.headers.get('authorization')
     if (authorization !== null) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
       if (!m) throw new TimbreError('UNAUTHORIZED')
-      const claims = await authenticateBearer(deps, m[1]!, now)
+      const claims = await authenticateBearer(deps, { token: m[1]! })
       return { empresaId: claims.empresaId, canWrite: true, credentialId: `bearer:${claims.empresaId}:${claims.sub ?? ''}`, kind: 'bearer' }
     }
     const apiKey = request.headers.get('x-api-key')
     if (apiKey === null || apiKey === '') throw new TimbreError('UNAUTHORIZED')
-    const key = authenticateApiKey(deps.store, apiKey.trim(), now)
+    const key = authenticateApiKey(deps, { key: apiKey.trim() })
     return { empresaId: key.empresaId, canWrite: key.canWrite, credentialId: `api_key:${key.id}`, kind: 'api_key' }
   }
 

@@ -2,9 +2,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { isoTimestamp } from '../clock'
 import { findApiKeyByHash, insertApiKey, listApiKeys as listRows, revokeApiKey as revokeRow, touchApiKey } from '../db/api-key-store'
-import type { Store } from '../db/open'
 import type { ApiKeyRow } from '../db/schema'
 import { TimbreError } from '../errors'
+import type { Deps } from './deps'
 
 export const API_KEY_PREFIX = 'timbre_'
 const SHOWN_PREFIX_LENGTH = 12
@@ -33,30 +33,30 @@ function toListing(row: ApiKeyRow): ApiKeyListing {
 }
 
 export function createApiKey(
-  store: Store,
-  input: { empresaId: string; write: boolean; nombre?: string | null; expiresAt?: string | null; now: Date },
+  deps: Pick<Deps, 'store' | 'clock'>,
+  input: { empresaId: string; write: boolean; nombre?: string | null; expiresAt?: string | null },
 ): { id: string; key: string; write: boolean; empresa_id: string; expires_at: string | null } {
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url')
-  const row = insertApiKey(store.db, {
+  const row = insertApiKey(deps.store.db, {
     id: Bun.randomUUIDv7(),
     empresa_id: input.empresaId,
     nombre: input.nombre ?? null,
     key_hash: hashApiKey(key),
     prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
     write: input.write,
-    created_at: isoTimestamp(input.now),
+    created_at: isoTimestamp(deps.clock.now()),
     expires_at: input.expiresAt ?? null,
   })
   return { id: row.id, key, write: row.write, empresa_id: row.empresa_id, expires_at: row.expires_at }
 }
 
-export function listApiKeys(store: Store, empresaId?: string): ApiKeyListing[] {
-  return listRows(store.db, empresaId).map(toListing)
+export function listApiKeys(deps: Pick<Deps, 'store'>, input: { empresaId?: string } = {}): ApiKeyListing[] {
+  return listRows(deps.store.db, input.empresaId).map(toListing)
 }
 
-export function revokeApiKey(store: Store, id: string, now: Date): ApiKeyListing {
-  const row = revokeRow(store.db, id, isoTimestamp(now))
-  if (!row) throw new TimbreError('NOT_FOUND', { message: `No existe la API key ${id}.` })
+export function revokeApiKey(deps: Pick<Deps, 'store' | 'clock'>, input: { id: string }): ApiKeyListing {
+  const row = revokeRow(deps.store.db, input.id, isoTimestamp(deps.clock.now()))
+  if (!row) throw new TimbreError('NOT_FOUND', { message: `No existe la API key ${input.id}.` })
   return toListing(row)
 }
 
@@ -69,15 +69,17 @@ export interface ApiKeyCredential {
 const lastTouched = new Map<string, number>()
 
 /** Looks the key up on every request, so a revocation takes effect on the next one (DESIGN §12). */
-export function authenticateApiKey(store: Store, key: string, now: Date): ApiKeyCredential {
+export function authenticateApiKey(deps: Pick<Deps, 'store' | 'clock'>, input: { key: string }): ApiKeyCredential {
+  const { key } = input
+  const now = deps.clock.now()
   if (!key.startsWith(API_KEY_PREFIX)) throw new TimbreError('UNAUTHORIZED')
-  const row = findApiKeyByHash(store.db, hashApiKey(key))
+  const row = findApiKeyByHash(deps.store.db, hashApiKey(key))
   if (!row || row.revoked_at !== null) throw new TimbreError('UNAUTHORIZED')
   if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) throw new TimbreError('UNAUTHORIZED')
   const touched = lastTouched.get(row.id) ?? 0
   if (now.getTime() - touched >= TOUCH_EVERY_MS) {
     lastTouched.set(row.id, now.getTime())
-    touchApiKey(store.db, row.id, isoTimestamp(now))
+    touchApiKey(deps.store.db, row.id, isoTimestamp(now))
   }
   return { id: row.id, empresaId: row.empresa_id, canWrite: row.write }
 }

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as tar from 'tar'
 import { isoTimestamp } from '../clock'
-import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase, type Store } from '../db/open'
+import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { OperatorError, TimbreError } from '../errors'
 import { VERSION } from '../version'
+import type { Deps } from './deps'
 
 const MANIFEST = 'manifest.json'
 
@@ -20,30 +21,31 @@ export interface BackupResult {
   readonly warning?: string
 }
 
-export async function createBackup(store: Store, out: string, opts: { includeKeys: boolean; now: Date }): Promise<BackupResult> {
+export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: { out: string; includeKeys: boolean }): Promise<BackupResult> {
+  const { store } = deps
   const staging = mkdtempSync(join(tmpdir(), 'timbre-backup-'))
   try {
     // VACUUM INTO reads one consistent snapshot while serve keeps writing (WAL readers never block writers).
     snapshotDatabase(store.sqlite, join(staging, DB_FILE))
     const files = [DB_FILE]
-    if (opts.includeKeys)
+    if (input.includeKeys)
       for (const name of [MASTER_KEY_FILE, JWT_PRIVATE_KEY_FILE])
         if (existsSync(join(store.dataDir, name))) {
           copyFileSync(join(store.dataDir, name), join(staging, name))
           files.push(name)
         }
-    const manifest = { timbre: VERSION, schema: store.schema.binaryVersion, created_at: isoTimestamp(opts.now), files, includes_keys: opts.includeKeys }
+    const manifest = { timbre: VERSION, schema: store.schema.binaryVersion, created_at: isoTimestamp(deps.clock.now()), files, includes_keys: input.includeKeys }
     await Bun.write(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
-    const target = resolve(out)
+    const target = resolve(input.out)
     await tar.c({ gzip: true, file: target, cwd: staging, portable: true, mode: 0o600 } as tar.TarOptionsWithAliasesAsyncFile, [MANIFEST, ...files])
     chmodSync(target, 0o600)
     return {
       path: target,
       bytes: statSync(target).size,
       files,
-      includes_keys: opts.includeKeys,
+      includes_keys: input.includeKeys,
       schema: manifest.schema,
-      ...(opts.includeKeys
+      ...(input.includeKeys
         ? {}
         : { warning: 'El respaldo no incluye master.key: sin ella los certificados y CAF guardados no se pueden usar. Respáldela por separado.' }),
     }
@@ -59,8 +61,12 @@ export interface RestoreResult {
   readonly warning?: string
 }
 
-/** Fills an empty data dir only: a restore never overwrites live data. */
-export async function restoreBackup(from: string, dataDir: string): Promise<RestoreResult> {
+/**
+ * Fills an empty data dir only: a restore never overwrites live data. No deps: there is no store yet to hand it (it
+ * opens the restored one itself to check it), and nothing it writes carries a time.
+ */
+export async function restoreBackup(input: { from: string; dataDir: string }): Promise<RestoreResult> {
+  const { from, dataDir } = input
   if (!existsSync(from)) throw new TimbreError('NOT_FOUND', { message: `No existe el archivo ${from}.` })
   ensureDataDir(dataDir)
   const present = readdirSync(dataDir).filter((f) => f !== '.gitkeep')

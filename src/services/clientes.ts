@@ -61,10 +61,11 @@ export function toClienteRecord(row: ClienteRow): ClienteRecord {
   }
 }
 
-export function createCliente(deps: Pick<Deps, 'store'>, empresaId: string, input: ClienteAlta, now: Date): ClienteRecord {
-  const rut = normalizeRut(input.rut)
+export function createCliente(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; alta: ClienteAlta }): ClienteRecord {
+  const { empresaId, alta } = input
+  const rut = normalizeRut(alta.rut)
   if (rut === null) throw validationError([{ field: 'rut', code: 'INVALID_RUT', message: 'RUT inválido.' }])
-  const at = isoTimestamp(now)
+  const at = isoTimestamp(deps.clock.now())
   // Check and insert under the write lock: two creates of one RUT cannot both pass (the partial unique index agrees).
   const row = deps.store.db.transaction(
     (tx) => {
@@ -75,16 +76,16 @@ export function createCliente(deps: Pick<Deps, 'store'>, empresaId: string, inpu
         id: Bun.randomUUIDv7(),
         empresa_id: empresaId,
         rut,
-        razon_social: input.razon_social,
-        giro: input.giro ?? null,
-        direccion: input.direccion ?? null,
-        comuna: input.comuna ?? null,
-        ciudad: input.ciudad ?? null,
-        email: input.email ?? null,
-        telefono: input.telefono ?? null,
-        contacto: input.contacto ?? null,
-        notas: input.notas ?? null,
-        busqueda: foldText(input.razon_social),
+        razon_social: alta.razon_social,
+        giro: alta.giro ?? null,
+        direccion: alta.direccion ?? null,
+        comuna: alta.comuna ?? null,
+        ciudad: alta.ciudad ?? null,
+        email: alta.email ?? null,
+        telefono: alta.telefono ?? null,
+        contacto: alta.contacto ?? null,
+        notas: alta.notas ?? null,
+        busqueda: foldText(alta.razon_social),
         created_at: at,
         updated_at: at,
       })
@@ -95,17 +96,19 @@ export function createCliente(deps: Pick<Deps, 'store'>, empresaId: string, inpu
 }
 
 /** Another company's cliente, a deleted one and an unknown id are all 404 (DESIGN §4, §12). */
-export function getCliente(deps: Pick<Deps, 'store'>, empresaId: string, id: string): ClienteRecord {
-  const row = findClienteById(deps.store.db, empresaId, id)
+export function getCliente(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string }): ClienteRecord {
+  const row = findClienteById(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
   return toClienteRecord(row)
 }
 
-export function listClientes(deps: Pick<Deps, 'store'>, empresaId: string, page: { afterId: string | null; limit: number }): ClienteRecord[] {
-  return listRows(deps.store.db, empresaId, page).map(toClienteRecord)
+export function listClientes(deps: Pick<Deps, 'store'>, input: { empresaId: string; afterId: string | null; limit: number }): ClienteRecord[] {
+  return listRows(deps.store.db, input.empresaId, { afterId: input.afterId, limit: input.limit }).map(toClienteRecord)
 }
 
-export function updateCliente(deps: Pick<Deps, 'store'>, empresaId: string, id: string, cambios: ClienteCambios, now: Date): ClienteRecord {
+export function updateCliente(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string; cambios: ClienteCambios }): ClienteRecord {
+  const { empresaId, id, cambios } = input
+  const now = deps.clock.now()
   const row = deps.store.db.transaction(
     (tx) => {
       const current = findClienteById(tx, empresaId, id)
@@ -123,13 +126,13 @@ export function updateCliente(deps: Pick<Deps, 'store'>, empresaId: string, id: 
   return toClienteRecord(row)
 }
 
-export function deleteCliente(deps: Pick<Deps, 'store'>, empresaId: string, id: string, now: Date): void {
-  if (!softDeleteCliente(deps.store.db, empresaId, id, isoTimestamp(now))) throw new TimbreError('NOT_FOUND')
+export function deleteCliente(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string }): void {
+  if (!softDeleteCliente(deps.store.db, input.empresaId, input.id, isoTimestamp(deps.clock.now()))) throw new TimbreError('NOT_FOUND')
 }
 
 /** DESIGN §8: case- and accent-insensitive substring of the razón social, or of the RUT in any spelling; newest first. */
-export function searchClientes(deps: Pick<Deps, 'store'>, empresaId: string, q: string, limit: number): ClienteRecord[] {
-  const terms = clienteSearchTerms(q)
+export function searchClientes(deps: Pick<Deps, 'store'>, input: { empresaId: string; q: string; limit: number }): ClienteRecord[] {
+  const terms = clienteSearchTerms(input.q)
   if (terms.length === 0) throw validationError([{ field: 'q', code: 'REQUIRED', message: 'No puede estar vacío.' }])
-  return searchRows(deps.store.db, empresaId, terms, limit).map(toClienteRecord)
+  return searchRows(deps.store.db, input.empresaId, terms, input.limit).map(toClienteRecord)
 }

@@ -5,7 +5,6 @@ import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { listEmpresas as listRows } from '../db/empresa-store'
-import type { Store } from '../db/open'
 import { authenticateApiKey, createApiKey } from './api-keys'
 import { createEmpresa, toEmpresaRecord, type EmpresaRecord } from './empresas'
 import { TimbreError } from '../errors'
@@ -44,12 +43,12 @@ export function demoInvoiceKey(empresaId: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`
 }
 
-function storedDemoKey(store: Store, dataDir: string, now: Date): string | null {
+function storedDemoKey(deps: Pick<Deps, 'store' | 'clock'>, dataDir: string): string | null {
   const path = join(dataDir, DEMO_KEY_FILE)
   if (!existsSync(path)) return null
   const key = readFileSync(path, 'utf8').trim()
   try {
-    authenticateApiKey(store, key, now)
+    authenticateApiKey(deps, { key })
     return key
   } catch (err) {
     if (err instanceof TimbreError) return null
@@ -81,35 +80,33 @@ function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empresa: 
   }
 }
 
-export function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, dataDir: string, now: Date): DemoOutcome {
-  const store = deps.store
-  const rows = listRows(store.db)
+/** Into `deps.config.dataDir`, beside the database, goes the demo key file. */
+export function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>): DemoOutcome {
+  const now = deps.clock.now()
+  const dataDir = deps.config.dataDir
+  const rows = listRows(deps.store.db)
   const existing = rows.find((r) => r.is_demo)
   if (!existing && rows.length > 0)
     return { kind: 'skipped', reason: 'el directorio de datos ya tiene empresas reales; --demo solo actúa sobre uno vacío' }
   const empresa = existing
     ? toEmpresaRecord(existing)
-    : createEmpresa(
-        store,
-        {
-          rut: DEMO_RUT,
-          razon_social: 'Comercial Demostración SpA',
-          giro: 'Venta al por menor de artículos de ferretería y materiales de construcción',
-          acteco: [475200],
-          direccion: 'Av. Providencia 1234, oficina 56',
-          comuna: 'Providencia',
-          ciudad: 'Santiago',
-          ambiente: 'certificacion',
-          fecha_resolucion: '2014-08-22',
-          numero_resolucion: 0,
-          is_demo: true,
-        },
-        now,
-      )
+    : createEmpresa(deps, {
+        rut: DEMO_RUT,
+        razon_social: 'Comercial Demostración SpA',
+        giro: 'Venta al por menor de artículos de ferretería y materiales de construcción',
+        acteco: [475200],
+        direccion: 'Av. Providencia 1234, oficina 56',
+        comuna: 'Providencia',
+        ciudad: 'Santiago',
+        ambiente: 'certificacion',
+        fecha_resolucion: '2014-08-22',
+        numero_resolucion: 0,
+        is_demo: true,
+      })
   provisionDemo(deps, empresa, now)
-  const kept = storedDemoKey(store, dataDir, now)
+  const kept = storedDemoKey(deps, dataDir)
   if (kept) return { kind: 'ready', empresa, apiKey: kept, created: !existing, invoiceIdempotencyKey: demoInvoiceKey(empresa.id) }
-  const { key } = createApiKey(store, { empresaId: empresa.id, write: true, nombre: 'demo', now })
+  const { key } = createApiKey(deps, { empresaId: empresa.id, write: true, nombre: 'demo' })
   const path = join(dataDir, DEMO_KEY_FILE)
   writeFileSync(path, `${key}\n`, { mode: 0o600 })
   chmodSync(path, 0o600)

@@ -38,7 +38,7 @@ export async function getDtePdf(deps: Pick<Deps, 'store'>, empresaId: string, id
   if (cedible && !(isTipoDte(row.tipo_dte) && TIPOS[row.tipo_dte].isCedible))
     throw validationError([{ field: 'cedible', code: 'NOT_ALLOWED', message: `El tipo ${row.tipo_dte} no tiene copia cedible.` }])
   // The resolution is the company's, not the document's: the DTE does not carry it (docs/sii-protocol.md §9 prints it under the timbre).
-  const empresa = getEmpresa(deps.store, empresaId)
+  const empresa = getEmpresa(deps, { empresaId })
   const bytes = await renderDtePdf({
     xml: row.xml,
     formato,

@@ -1,11 +1,11 @@
 // The company: created and re-configured by the operator (CLI), its contact data edited by the integrator (PUT /empresa).
 import { isoTimestamp, santiagoDate } from '../clock'
 import { findEmpresaById, findEmpresaByRut, insertEmpresa, listEmpresas as listRows, updateEmpresa } from '../db/empresa-store'
-import type { Store } from '../db/open'
 import type { EmpresaRow } from '../db/schema'
 import { checkEmpresaAlta, checkEmpresaDatos, checkResolucion, type EmpresaAlta, type EmpresaDatos } from '../domain/empresa'
 import { normalizeRut } from '../domain/rut'
 import { TimbreError, validationError } from '../errors'
+import type { Deps } from './deps'
 
 /** Spec 2.13 plus `acteco` (DESIGN §8). */
 export interface EmpresaRecord {
@@ -31,15 +31,16 @@ export function toEmpresaRecord(row: EmpresaRow): EmpresaRecord {
   return { ...row, acteco: [...row.acteco] }
 }
 
-export function createEmpresa(store: Store, input: Partial<EmpresaAlta> & { is_demo?: boolean }, now: Date): EmpresaRecord {
+export function createEmpresa(deps: Pick<Deps, 'store' | 'clock'>, input: Partial<EmpresaAlta> & { is_demo?: boolean }): EmpresaRecord {
+  const now = deps.clock.now()
   const errors = checkEmpresaAlta(input)
   if (errors.length > 0) throw validationError(errors)
   const alta = input as EmpresaAlta
   const rut = normalizeRut(alta.rut)!
-  const existing = findEmpresaByRut(store.db, rut)
+  const existing = findEmpresaByRut(deps.store.db, rut)
   if (existing) throw validationError([{ field: 'rut', code: 'INVALID_VALUE', message: `Ya existe una empresa con el RUT ${rut} (id ${existing.id}).` }])
   const at = isoTimestamp(now)
-  const row = insertEmpresa(store.db, {
+  const row = insertEmpresa(deps.store.db, {
     id: Bun.randomUUIDv7(),
     rut,
     razon_social: alta.razon_social,
@@ -59,45 +60,45 @@ export function createEmpresa(store: Store, input: Partial<EmpresaAlta> & { is_d
   return toEmpresaRecord(row)
 }
 
-export function listEmpresas(store: Store): EmpresaRecord[] {
-  return listRows(store.db).map(toEmpresaRecord)
+export function listEmpresas(deps: Pick<Deps, 'store'>): EmpresaRecord[] {
+  return listRows(deps.store.db).map(toEmpresaRecord)
 }
 
 /** Rows that "cannot be missing" (the credential's company) going missing is a bug, not a 404 (STYLE §4). */
-export function getEmpresa(store: Store, empresaId: string): EmpresaRecord {
-  const row = findEmpresaById(store.db, empresaId)
-  if (!row) throw new Error(`empresa ${empresaId} of a valid credential is missing`)
+export function getEmpresa(deps: Pick<Deps, 'store'>, input: { empresaId: string }): EmpresaRecord {
+  const row = findEmpresaById(deps.store.db, input.empresaId)
+  if (!row) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
   return toEmpresaRecord(row)
 }
 
 /** An operator names a company by RUT (any spelling) or id. */
-export function resolveEmpresa(store: Store, ref: string): EmpresaRecord {
-  const rut = normalizeRut(ref)
-  const row = rut ? findEmpresaByRut(store.db, rut) : findEmpresaById(store.db, ref)
-  if (!row) throw new TimbreError('NOT_FOUND', { message: `No existe la empresa ${ref}.` })
+export function resolveEmpresa(deps: Pick<Deps, 'store'>, input: { ref: string }): EmpresaRecord {
+  const rut = normalizeRut(input.ref)
+  const row = rut ? findEmpresaByRut(deps.store.db, rut) : findEmpresaById(deps.store.db, input.ref)
+  if (!row) throw new TimbreError('NOT_FOUND', { message: `No existe la empresa ${input.ref}.` })
   return toEmpresaRecord(row)
 }
 
 /** PUT /empresa: only the fields sent change (DESIGN §12); RUT, ambiente and resolución are the CLI's. */
-export function updateEmpresaDatos(store: Store, empresaId: string, patch: Partial<EmpresaDatos>, now: Date): EmpresaRecord {
-  const errors = checkEmpresaDatos(patch)
+export function updateEmpresaDatos(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; datos: Partial<EmpresaDatos> }): EmpresaRecord {
+  const { empresaId, datos } = input
+  const errors = checkEmpresaDatos(datos)
   if (errors.length > 0) throw validationError(errors)
-  const row = updateEmpresa(store.db, empresaId, { ...definedOnly({ ...patch, acteco: patch.acteco ? [...patch.acteco] : undefined }), updated_at: isoTimestamp(now) })
+  const row = updateEmpresa(deps.store.db, empresaId, { ...definedOnly({ ...datos, acteco: datos.acteco ? [...datos.acteco] : undefined }), updated_at: isoTimestamp(deps.clock.now()) })
   if (!row) throw new Error(`empresa ${empresaId} of a valid credential is missing`)
   return toEmpresaRecord(row)
 }
 
 /** `timbre empresa update`: everything but the RUT. */
 export function updateEmpresaAdmin(
-  store: Store,
-  ref: string,
-  patch: Partial<EmpresaDatos & Pick<EmpresaAlta, 'ambiente' | 'fecha_resolucion' | 'numero_resolucion'>>,
-  now: Date,
+  deps: Pick<Deps, 'store' | 'clock'>,
+  input: { ref: string; cambios: Partial<EmpresaDatos & Pick<EmpresaAlta, 'ambiente' | 'fecha_resolucion' | 'numero_resolucion'>> },
 ): EmpresaRecord {
-  const empresa = resolveEmpresa(store, ref)
-  const errors = [...checkEmpresaDatos(patch), ...checkResolucion(patch)]
+  const { cambios } = input
+  const empresa = resolveEmpresa(deps, { ref: input.ref })
+  const errors = [...checkEmpresaDatos(cambios), ...checkResolucion(cambios)]
   if (errors.length > 0) throw validationError(errors)
-  const row = updateEmpresa(store.db, empresa.id, { ...definedOnly({ ...patch, acteco: patch.acteco ? [...patch.acteco] : undefined }), updated_at: isoTimestamp(now) })
+  const row = updateEmpresa(deps.store.db, empresa.id, { ...definedOnly({ ...cambios, acteco: cambios.acteco ? [...cambios.acteco] : undefined }), updated_at: isoTimestamp(deps.clock.now()) })
   return toEmpresaRecord(row!)
 }
 

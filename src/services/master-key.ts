@@ -6,10 +6,13 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { InstanceKeyError, loadMasterKey, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { createVault, type Vault } from '../crypto/vault'
-import type { Store } from '../db/open'
 import { sealedSecretSamples } from '../db/sealed-secrets'
+import type { Deps } from './deps'
 
-export function openVault(store: Store, masterKeyFromEnv: string | null): Vault {
+/** Called by app.ts while it builds Deps: the store is opened, the vault is what this makes. */
+export function openVault(deps: Pick<Deps, 'store'>, input: { masterKeyFromEnv: string | null }): Vault {
+  const { store } = deps
+  const { masterKeyFromEnv } = input
   const samples = sealedSecretSamples(store.db)
   const keyFile = resolve(store.dataDir, MASTER_KEY_FILE)
   if (masterKeyFromEnv === null && !existsSync(keyFile) && samples.length > 0)

@@ -70,9 +70,10 @@ function assertCodigoFree(db: Db, empresaId: string, codigo: string | null | und
 
 const foldCodigo = (codigo: string | null): string | null => (codigo === null ? null : foldText(codigo))
 
-export function createProducto(deps: Pick<Deps, 'store'>, empresaId: string, input: ProductoAlta, now: Date): ProductoRecord {
-  const at = isoTimestamp(now)
-  const codigo = input.codigo ?? null
+export function createProducto(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; alta: ProductoAlta }): ProductoRecord {
+  const { empresaId, alta } = input
+  const at = isoTimestamp(deps.clock.now())
+  const codigo = alta.codigo ?? null
   const row = deps.store.db.transaction(
     (tx) => {
       assertCodigoFree(tx, empresaId, codigo)
@@ -80,13 +81,13 @@ export function createProducto(deps: Pick<Deps, 'store'>, empresaId: string, inp
         id: Bun.randomUUIDv7(),
         empresa_id: empresaId,
         codigo,
-        nombre: input.nombre,
-        descripcion: input.descripcion ?? null,
-        precio_unitario: input.precio_unitario ?? null,
-        unidad: input.unidad ?? 'UN',
-        es_exento: input.es_exento ?? false,
-        categoria: input.categoria ?? null,
-        busqueda: foldText(input.nombre),
+        nombre: alta.nombre,
+        descripcion: alta.descripcion ?? null,
+        precio_unitario: alta.precio_unitario ?? null,
+        unidad: alta.unidad ?? 'UN',
+        es_exento: alta.es_exento ?? false,
+        categoria: alta.categoria ?? null,
+        busqueda: foldText(alta.nombre),
         busqueda_codigo: foldCodigo(codigo),
         created_at: at,
         updated_at: at,
@@ -98,21 +99,22 @@ export function createProducto(deps: Pick<Deps, 'store'>, empresaId: string, inp
 }
 
 /** Another company's producto, a deleted one and an unknown id are all 404 (DESIGN §4, §12). */
-export function getProducto(deps: Pick<Deps, 'store'>, empresaId: string, id: string): ProductoRecord {
-  const row = findProductoById(deps.store.db, empresaId, id)
+export function getProducto(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string }): ProductoRecord {
+  const row = findProductoById(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
   return toProductoRecord(row)
 }
 
 export function listProductos(
   deps: Pick<Deps, 'store'>,
-  empresaId: string,
-  filter: { categoria?: string; afterId: string | null; limit: number },
+  input: { empresaId: string; categoria?: string; afterId: string | null; limit: number },
 ): ProductoRecord[] {
-  return listRows(deps.store.db, empresaId, filter).map(toProductoRecord)
+  return listRows(deps.store.db, input.empresaId, { categoria: input.categoria, afterId: input.afterId, limit: input.limit }).map(toProductoRecord)
 }
 
-export function updateProducto(deps: Pick<Deps, 'store'>, empresaId: string, id: string, cambios: ProductoCambios, now: Date): ProductoRecord {
+export function updateProducto(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string; cambios: ProductoCambios }): ProductoRecord {
+  const { empresaId, id, cambios } = input
+  const now = deps.clock.now()
   const row = deps.store.db.transaction(
     (tx) => {
       const current = findProductoById(tx, empresaId, id)
@@ -129,13 +131,13 @@ export function updateProducto(deps: Pick<Deps, 'store'>, empresaId: string, id:
   return toProductoRecord(row)
 }
 
-export function deleteProducto(deps: Pick<Deps, 'store'>, empresaId: string, id: string, now: Date): void {
-  if (!softDeleteProducto(deps.store.db, empresaId, id, isoTimestamp(now))) throw new TimbreError('NOT_FOUND')
+export function deleteProducto(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string }): void {
+  if (!softDeleteProducto(deps.store.db, input.empresaId, input.id, isoTimestamp(deps.clock.now()))) throw new TimbreError('NOT_FOUND')
 }
 
 /** DESIGN §8: case- and accent-insensitive substring of the name or the code; newest first. */
-export function searchProductos(deps: Pick<Deps, 'store'>, empresaId: string, q: string, limit: number): ProductoRecord[] {
-  const terms = productoSearchTerms(q)
+export function searchProductos(deps: Pick<Deps, 'store'>, input: { empresaId: string; q: string; limit: number }): ProductoRecord[] {
+  const terms = productoSearchTerms(input.q)
   if (terms.length === 0) throw validationError([{ field: 'q', code: 'REQUIRED', message: 'No puede estar vacío.' }])
-  return searchRows(deps.store.db, empresaId, terms, limit).map(toProductoRecord)
+  return searchRows(deps.store.db, input.empresaId, terms, input.limit).map(toProductoRecord)
 }

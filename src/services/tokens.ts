@@ -1,6 +1,7 @@
 // RS256 bearer tokens (DESIGN §4, §12): issued with the instance key, verified with it or the configured public keys.
 import { calculateJwkThumbprint, decodeProtectedHeader, errors as joseErrors, exportJWK, jwtVerify, SignJWT } from 'jose'
 import type { KeyObject } from 'node:crypto'
+import type { Clock } from '../clock'
 import { findEmpresaById } from '../db/empresa-store'
 import type { Store } from '../db/open'
 import { TimbreError } from '../errors'
@@ -20,6 +21,7 @@ export async function keyId(publicKey: KeyObject): Promise<string> {
   return calculateJwkThumbprint(await exportJWK(publicKey))
 }
 
+/** Builds the keyring Deps carries (app.ts, the composition root): not a use case, it runs before there are deps. */
 export async function buildKeyring(instancePrivate: KeyObject, instancePublic: KeyObject, external: readonly KeyObject[]): Promise<JwtKeyring> {
   const kid = await keyId(instancePublic)
   const verifying = new Map<string, KeyObject>([[kid, instancePublic]])
@@ -27,19 +29,22 @@ export async function buildKeyring(instancePrivate: KeyObject, instancePublic: K
   return { signing: { kid, privateKey: instancePrivate }, verifying }
 }
 
+// Typed by what they use, not by Deps: deps.ts takes JwtKeyring from here, and a type cycle would tie the two files.
+type TokenDeps = { readonly keyring: JwtKeyring; readonly clock: Clock }
+
 export async function issueToken(
-  keyring: JwtKeyring,
-  input: { empresaId: string; sub?: string; ttlSeconds: number; now: Date },
+  deps: TokenDeps,
+  input: { empresaId: string; sub?: string; ttlSeconds: number },
 ): Promise<{ token: string; expires_at: string }> {
-  const iat = Math.floor(input.now.getTime() / 1000)
+  const iat = Math.floor(deps.clock.now().getTime() / 1000)
   const exp = iat + input.ttlSeconds
   const jwt = new SignJWT({ empresa_id: input.empresaId })
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: keyring.signing.kid })
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: deps.keyring.signing.kid })
     .setIssuedAt(iat)
     .setNotBefore(iat)
     .setExpirationTime(exp)
   if (input.sub) jwt.setSubject(input.sub)
-  return { token: await jwt.sign(keyring.signing.privateKey), expires_at: new Date(exp * 1000).toISOString() }
+  return { token: await jwt.sign(deps.keyring.signing.privateKey), expires_at: new Date(exp * 1000).toISOString() }
 }
 
 export interface TokenClaims {
@@ -64,7 +69,7 @@ function candidateKeys(keyring: JwtKeyring, token: string): KeyObject[] {
   return [...keyring.verifying.values()]
 }
 
-export async function verifyToken(keyring: JwtKeyring, token: string, now: Date): Promise<TokenClaims> {
+async function verifyToken(keyring: JwtKeyring, token: string, now: Date): Promise<TokenClaims> {
   for (const key of candidateKeys(keyring, token)) {
     try {
       const { payload } = await jwtVerify(token, key, {
@@ -88,9 +93,8 @@ export async function verifyToken(keyring: JwtKeyring, token: string, now: Date)
  * A bearer token as a credential (DESIGN §4): verified, and its company still in the store; anything else is
  * UNAUTHORIZED, like an API key that does not match (services/api-keys.ts).
  */
-// Typed by what it uses, not by Deps: deps.ts takes JwtKeyring from here, and a type cycle would tie the two files.
-export async function authenticateBearer(deps: { readonly keyring: JwtKeyring; readonly store: Store }, token: string, now: Date): Promise<TokenClaims> {
-  const claims = await verifyToken(deps.keyring, token, now)
+export async function authenticateBearer(deps: TokenDeps & { readonly store: Store }, input: { token: string }): Promise<TokenClaims> {
+  const claims = await verifyToken(deps.keyring, input.token, deps.clock.now())
   if (!findEmpresaById(deps.store.db, claims.empresaId)) throw new TimbreError('UNAUTHORIZED')
   return claims
 }

@@ -67,14 +67,14 @@ describe('API keys', () => {
   })
 
   test('a revoked key is refused on the very next request', async () => {
-    const key = createApiKey(s.server.deps.store, { empresaId: a.empresa.id, write: false, now: new Date() })
+    const key = createApiKey(s.server.deps, { empresaId: a.empresa.id, write: false })
     expect((await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key.key } })).status).toBe(200)
-    revokeApiKey(s.server.deps.store, key.id, new Date())
+    revokeApiKey(s.server.deps, { id: key.id })
     expectEnvelope(await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key.key } }), 401, 'UNAUTHORIZED')
   })
 
   test('an expired key is refused', async () => {
-    const key = createApiKey(s.server.deps.store, { empresaId: a.empresa.id, write: false, expiresAt: new Date(Date.now() - 1000).toISOString(), now: new Date() })
+    const key = createApiKey(s.server.deps, { empresaId: a.empresa.id, write: false, expiresAt: new Date(Date.now() - 1000).toISOString() })
     expectEnvelope(await s.request('GET', EMPRESA, { headers: { 'X-Api-Key': key.key } }), 401, 'UNAUTHORIZED')
   })
 

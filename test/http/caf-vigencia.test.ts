@@ -38,7 +38,7 @@ test('a 33 CAF authorised 179 days ago issues today and stops on day 181, freein
 
 test('a certificación CAF (IDK 900) is refused for a company in producción', async () => {
   const prod = await s.tenant(testRut())
-  updateEmpresaAdmin(s.server.deps.store, prod.empresa.id, { ambiente: 'produccion' }, new Date())
+  updateEmpresaAdmin(s.server.deps, { ref: prod.empresa.id, cambios: { ambiente: 'produccion' } })
   const caf = makeTestCaf({ rut: prod.empresa.rut, razonSocial: prod.empresa.razon_social, tipoDte: 33, folioDesde: 1, folioHasta: 5, fechaAutorizacion: santiagoDate(new Date()) })
   const res = await s.request('POST', '/api/v1/billing/caf', { headers: { 'X-Api-Key': prod.writeKey }, body: { tipo_dte: 33, caf_xml: caf.xml } })
   expect(res.status).toBe(400)

@@ -80,21 +80,24 @@ export async function startTestServer(
   }
 
   async function tenant(rut: string, razonSocial = 'Empresa de Prueba Ltda.'): Promise<Tenant> {
-    const now = new Date()
-    const empresa = createEmpresa(
-      server.deps.store,
-      { rut, razon_social: razonSocial, giro: 'Servicios informáticos', acteco: [620200], direccion: 'Calle Falsa 123', comuna: 'Ñuñoa', ciudad: 'Santiago' },
-      now,
-    )
-    const read = createApiKey(server.deps.store, { empresaId: empresa.id, write: false, nombre: 'lectura', now })
-    const write = createApiKey(server.deps.store, { empresaId: empresa.id, write: true, nombre: 'escritura', now })
+    const empresa = createEmpresa(server.deps, {
+      rut,
+      razon_social: razonSocial,
+      giro: 'Servicios informáticos',
+      acteco: [620200],
+      direccion: 'Calle Falsa 123',
+      comuna: 'Ñuñoa',
+      ciudad: 'Santiago',
+    })
+    const read = createApiKey(server.deps, { empresaId: empresa.id, write: false, nombre: 'lectura' })
+    const write = createApiKey(server.deps, { empresaId: empresa.id, write: true, nombre: 'escritura' })
     return {
       empresa,
       readKey: read.key,
       readKeyId: read.id,
       writeKey: write.key,
       token: async (t = {}) =>
-        (await issueToken(server.deps.keyring, { empresaId: empresa.id, sub: t.sub, ttlSeconds: t.ttlSeconds ?? 600, now: new Date() })).token,
+        (await issueToken(server.deps, { empresaId: empresa.id, sub: t.sub, ttlSeconds: t.ttlSeconds ?? 600 })).token,
     }
   }
 

@@ -27,7 +27,7 @@ export const clienteRoutes = (deps: Deps) =>
       '',
       ({ request, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
-        return page(listClientes(deps, credentialOf(request).empresaId, { afterId: decodeCursor(query.cursor), limit: limit + 1 }), limit)
+        return page(listClientes(deps, { empresaId: credentialOf(request).empresaId, afterId: decodeCursor(query.cursor), limit: limit + 1 }), limit)
       },
       {
         query: ListarClientesQuery,
@@ -38,7 +38,7 @@ export const clienteRoutes = (deps: Deps) =>
     .post(
       '',
       ({ request, body, set }) => {
-        const cliente = createCliente(deps, credentialOf(request).empresaId, parseClienteAlta(body), deps.clock.now())
+        const cliente = createCliente(deps, { empresaId: credentialOf(request).empresaId, alta: parseClienteAlta(body) })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/clientes/${cliente.id}`
         return cliente
@@ -57,14 +57,14 @@ export const clienteRoutes = (deps: Deps) =>
     .get(
       '/search',
       ({ request, query }) =>
-        searchClientes(deps, credentialOf(request).empresaId, query.q, parseLimit(query.limit, { max: SEARCH_LIMIT.max, fallback: SEARCH_LIMIT.fallback })),
+        searchClientes(deps, { empresaId: credentialOf(request).empresaId, q: query.q, limit: parseLimit(query.limit, { max: SEARCH_LIMIT.max, fallback: SEARCH_LIMIT.fallback }) }),
       {
         query: BuscarClientesQuery,
         detail: { operationId: 'searchClientes', tags: TAGS, summary: 'Busca clientes por razón social o RUT (sin distinguir mayúsculas ni tildes)' },
         response: { 200: ClienteListSchema.properties.data, ...commonErrors },
       },
     )
-    .get('/:id', ({ request, params }) => getCliente(deps, credentialOf(request).empresaId, pathId(params.id)), {
+    .get('/:id', ({ request, params }) => getCliente(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) }), {
       detail: { operationId: 'getCliente', tags: TAGS, summary: 'Un cliente' },
       response: { 200: ClienteSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
     })
@@ -73,8 +73,8 @@ export const clienteRoutes = (deps: Deps) =>
       ({ request, params, body }) => {
         const empresaId = credentialOf(request).empresaId
         const id = pathId(params.id)
-        const current = getCliente(deps, empresaId, id) // 404 before 400: the stored RUT decides whether `rut` may be sent
-        return updateCliente(deps, empresaId, id, parseClienteCambios(body, current.rut), deps.clock.now())
+        const current = getCliente(deps, { empresaId, id }) // 404 before 400: the stored RUT decides whether `rut` may be sent
+        return updateCliente(deps, { empresaId, id, cambios: parseClienteCambios(body, current.rut) })
       },
       {
         parse: 'json',
@@ -90,7 +90,7 @@ export const clienteRoutes = (deps: Deps) =>
     .delete(
       '/:id',
       ({ request, params }) => {
-        deleteCliente(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now())
+        deleteCliente(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) })
         return noContent()
       },
       {

@@ -8,11 +8,11 @@ import { ActualizarEmpresaBody, EmpresaSchema } from '../schemas/empresa'
 
 export const empresaRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/empresa', normalize: false })
-    .get('', ({ request }) => getEmpresa(deps.store, credentialOf(request).empresaId), {
+    .get('', ({ request }) => getEmpresa(deps, { empresaId: credentialOf(request).empresaId }), {
       detail: { operationId: 'obtenerEmpresa', tags: ['Empresa'], summary: 'Empresa asociada a la credencial' },
       response: { 200: EmpresaSchema, ...commonErrors },
     })
-    .put('', ({ request, body }) => updateEmpresaDatos(deps.store, credentialOf(request).empresaId, body, deps.clock.now()), {
+    .put('', ({ request, body }) => updateEmpresaDatos(deps, { empresaId: credentialOf(request).empresaId, datos: body }), {
       parse: 'json',
       body: ActualizarEmpresaBody,
       detail: { operationId: 'actualizarEmpresa', tags: ['Empresa'], summary: 'Actualiza datos tributarios y de contacto' },

@@ -28,7 +28,7 @@ export const productoRoutes = (deps: Deps) =>
       ({ request, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
         const filter = { categoria: query.categoria, afterId: decodeCursor(query.cursor), limit: limit + 1 }
-        return page(listProductos(deps, credentialOf(request).empresaId, filter), limit)
+        return page(listProductos(deps, { empresaId: credentialOf(request).empresaId, ...filter }), limit)
       },
       {
         query: ListarProductosQuery,
@@ -39,7 +39,7 @@ export const productoRoutes = (deps: Deps) =>
     .post(
       '',
       ({ request, body, set }) => {
-        const producto = createProducto(deps, credentialOf(request).empresaId, parseProductoAlta(body), deps.clock.now())
+        const producto = createProducto(deps, { empresaId: credentialOf(request).empresaId, alta: parseProductoAlta(body) })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/productos/${producto.id}`
         return producto
@@ -58,21 +58,21 @@ export const productoRoutes = (deps: Deps) =>
     .get(
       '/search',
       ({ request, query }) =>
-        searchProductos(deps, credentialOf(request).empresaId, query.q, parseLimit(query.limit, { max: SEARCH_LIMIT.max, fallback: SEARCH_LIMIT.fallback })),
+        searchProductos(deps, { empresaId: credentialOf(request).empresaId, q: query.q, limit: parseLimit(query.limit, { max: SEARCH_LIMIT.max, fallback: SEARCH_LIMIT.fallback }) }),
       {
         query: BuscarProductosQuery,
         detail: { operationId: 'searchProductos', tags: TAGS, summary: 'Busca productos por nombre o código (sin distinguir mayúsculas ni tildes)' },
         response: { 200: ProductoListSchema.properties.data, ...commonErrors },
       },
     )
-    .get('/:id', ({ request, params }) => getProducto(deps, credentialOf(request).empresaId, pathId(params.id)), {
+    .get('/:id', ({ request, params }) => getProducto(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) }), {
       detail: { operationId: 'getProducto', tags: TAGS, summary: 'Un producto' },
       response: { 200: ProductoSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
     })
     .put(
       '/:id',
       ({ request, params, body }) =>
-        updateProducto(deps, credentialOf(request).empresaId, pathId(params.id), parseProductoCambios(body), deps.clock.now()),
+        updateProducto(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id), cambios: parseProductoCambios(body) }),
       {
         parse: 'json',
         detail: {
@@ -87,7 +87,7 @@ export const productoRoutes = (deps: Deps) =>
     .delete(
       '/:id',
       ({ request, params }) => {
-        deleteProducto(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now())
+        deleteProducto(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) })
         return noContent()
       },
       {
