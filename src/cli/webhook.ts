@@ -15,7 +15,7 @@ export const webhookDeliveriesCommand: Command = {
   },
   async run(args) {
     const ref = requireFlag(args, '--empresa')
-    return withAdminStore(args, (deps) => companyDeliveries(deps, resolveEmpresa(deps, { ref }).id, args.flags['--failed'] === 'true'))
+    return withAdminStore(args, (deps) => companyDeliveries(deps, { empresaId: resolveEmpresa(deps, { ref }).id, onlyFailed: args.flags['--failed'] === 'true' }))
   },
 }
 
@@ -26,6 +26,6 @@ export const webhookRedeliverCommand: Command = {
   flags: { '--event': { takesValue: true, help: 'id del evento (Timbre-Event-Id)' }, ...DATA_DIR_FLAG },
   async run(args) {
     const eventId = requireFlag(args, '--event')
-    return withAdminStore(args, (deps) => redeliverEvent(deps, eventId, new Date()))
+    return withAdminStore(args, (deps) => redeliverEvent(deps, { eventId }))
   },
 }

@@ -48,7 +48,9 @@ function acceptsSimulatedCafs(deps: Pick<Deps, 'config'>, isDemo: boolean): bool
   return deps.config.sii.kind !== 'sii' || isDemo
 }
 
-export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empresaId: string, input: { tipo_dte: number; caf_xml: string }, now: Date): CafRecord {
+export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>, input: { empresaId: string; tipo_dte: number; caf_xml: string }): CafRecord {
+  const { empresaId } = input
+  const now = deps.clock.now()
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of a valid credential is missing`)
   const caf = parseCaf(input.caf_xml)
@@ -92,22 +94,21 @@ export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empr
   return toCafRecord(row, now)
 }
 
-export function getCaf(deps: Pick<Deps, 'store'>, empresaId: string, id: string, now: Date): CafRecord {
-  const row = findCafById(deps.store.db, empresaId, id)
+export function getCaf(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string }): CafRecord {
+  const row = findCafById(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
-  return toCafRecord(row, now)
+  return toCafRecord(row, deps.clock.now())
 }
 
 /** `GET /caf` (DESIGN §8): `tipo_dte` and `is_active` as they come in the query; an unknown type is VALIDATION_ERROR. */
 export function listCafs(
-  deps: Pick<Deps, 'store'>,
-  empresaId: string,
-  query: { readonly tipo_dte?: string; readonly is_active?: string; readonly afterId: string | null; readonly limit: number },
-  now: Date,
+  deps: Pick<Deps, 'store' | 'clock'>,
+  query: { readonly empresaId: string; readonly tipo_dte?: string; readonly is_active?: string; readonly afterId: string | null; readonly limit: number },
 ): CafRecord[] {
+  const now = deps.clock.now()
   const tipoDte = query.tipo_dte === undefined ? undefined : Number(query.tipo_dte)
   if (tipoDte !== undefined && !isTipoDte(tipoDte))
     throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' }] })
   const isActive = query.is_active === undefined ? undefined : query.is_active === 'true'
-  return listRows(deps.store.db, empresaId, { tipoDte, isActive, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
+  return listRows(deps.store.db, query.empresaId, { tipoDte, isActive, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
 }

@@ -35,7 +35,9 @@ export function toCertificadoStatus(row: CertificadoRow, now: Date): Certificado
   }
 }
 
-export function uploadCertificado(deps: Pick<Deps, 'store' | 'vault'>, empresaId: string, input: { pfx: Uint8Array; password: string }, now: Date): CertificadoStatus {
+export function uploadCertificado(deps: Pick<Deps, 'store' | 'vault' | 'clock'>, input: { empresaId: string; pfx: Uint8Array; password: string }): CertificadoStatus {
+  const { empresaId } = input
+  const now = deps.clock.now()
   const cert = openPfx(input.pfx, input.password)
   assertUsable(cert, now)
   const rut = normalizeRut(cert.rutFirmante)
@@ -63,10 +65,10 @@ export function uploadCertificado(deps: Pick<Deps, 'store' | 'vault'>, empresaId
 }
 
 /** The latest certificate, expired included; 404 CERTIFICATE_NOT_FOUND only if none was ever loaded (DESIGN §8). */
-export function getCertificadoStatus(deps: Pick<Deps, 'store'>, empresaId: string, now: Date): CertificadoStatus {
-  const row = findLatestCertificado(deps.store.db, empresaId)
+export function getCertificadoStatus(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string }): CertificadoStatus {
+  const row = findLatestCertificado(deps.store.db, input.empresaId)
   if (!row) throw new TimbreError('CERTIFICATE_NOT_FOUND')
-  return toCertificadoStatus(row, now)
+  return toCertificadoStatus(row, deps.clock.now())
 }
 
 export interface ActiveCertificado {
@@ -92,9 +94,13 @@ function signerOf(deps: Pick<Deps, 'vault'>, row: CertificadoRow): Signer {
   return signer
 }
 
-/** What issuance and submission sign with; 422 CERTIFICATE_REQUIRED without an active, unexpired one (DESIGN §8). */
-export function openActiveCertificado(deps: Pick<Deps, 'store' | 'vault'>, empresaId: string, now: Date): ActiveCertificado {
-  const row = findActiveCertificado(deps.store.db, empresaId)
+/**
+ * What issuance and submission sign with; 422 CERTIFICATE_REQUIRED without an active, unexpired one (DESIGN §8). A step
+ * of issueDte, submitDte and trackDte, not a use case: `now` is the instant the use case read from its clock.
+ */
+export function openActiveCertificado(deps: Pick<Deps, 'store' | 'vault'>, input: { empresaId: string; now: Date }): ActiveCertificado {
+  const { now } = input
+  const row = findActiveCertificado(deps.store.db, input.empresaId)
   if (!row || new Date(row.not_after).getTime() <= now.getTime() || new Date(row.not_before).getTime() > now.getTime())
     throw new TimbreError('CERTIFICATE_REQUIRED')
   return { id: row.id, rutFirmante: row.rut_firmante, signer: signerOf(deps, row) }

@@ -57,10 +57,10 @@ function storedDemoKey(deps: Pick<Deps, 'store' | 'clock'>, dataDir: string): st
 }
 
 /** Certificate and one active CAF per type, made only where missing (a restart keeps what exists). */
-function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empresa: EmpresaRecord, now: Date): void {
+function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>, empresa: EmpresaRecord, now: Date): void {
   if (!findActiveCertificado(deps.store.db, empresa.id)) {
     const pfx = makeDemoPfx({ rutFirmante: DEMO_SIGNER_RUT, nombre: 'USUARIO DEMO TIMBRE', password: 'demo', now, validDays: 365 })
-    uploadCertificado(deps, empresa.id, { pfx, password: 'demo' }, now)
+    uploadCertificado(deps, { empresaId: empresa.id, pfx, password: 'demo' })
   }
   const today = santiagoDate(now)
   for (const tipo of TIPOS_DTE) {
@@ -76,7 +76,7 @@ function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config'>, empresa: 
       idk: SIMULATOR_IDK,
       authorityPrivateKey: simulatorAuthorityKey(),
     })
-    registerCaf(deps, empresa.id, { tipo_dte: tipo, caf_xml: xml }, now)
+    registerCaf(deps, { empresaId: empresa.id, tipo_dte: tipo, caf_xml: xml })
   }
 }
 

@@ -30,9 +30,10 @@ export function parseDtePdfQuery(query: DtePdfQuery): { formato: Formato; cedibl
   return { formato: formato as Formato, cedible: cedible === 'true' }
 }
 
-export async function getDtePdf(deps: Pick<Deps, 'store'>, empresaId: string, id: string, query: DtePdfQuery): Promise<DtePdf> {
-  const { formato, cedible } = parseDtePdfQuery(query)
-  const row = findDte(deps.store.db, empresaId, id)
+export async function getDtePdf(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string; query: DtePdfQuery }): Promise<DtePdf> {
+  const { empresaId } = input
+  const { formato, cedible } = parseDtePdfQuery(input.query)
+  const row = findDte(deps.store.db, empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
   // DESIGN §12: only 33, 34, 43, 46 and 52 have a cedible copy (docs/sii-protocol.md §9).
   if (cedible && !(isTipoDte(row.tipo_dte) && TIPOS[row.tipo_dte].isCedible))

@@ -134,10 +134,10 @@ export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boole
   return record
 }
 
-export function getDte(deps: Pick<Deps, 'store'>, empresaId: string, id: string, opts: { includeXml?: boolean } = {}): DteRecord {
-  const row = findDte(deps.store.db, empresaId, id)
+export function getDte(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string; includeXml?: boolean }): DteRecord {
+  const row = findDte(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
-  return { ...toDteRecord(row, opts), historial_sii: listTrackingEvents(deps.store.db, empresaId, id).map(toHistorial) }
+  return { ...toDteRecord(row, { includeXml: input.includeXml }), historial_sii: listTrackingEvents(deps.store.db, input.empresaId, input.id).map(toHistorial) }
 }
 
 function toHistorial(e: DteTrackingEventRow): HistorialSii {
@@ -162,7 +162,8 @@ export interface SiiAnswer {
 }
 
 /**
- * Appends the answer to the DTE's `historial_sii`, in the caller's transaction. Every upload answer is kept; a status
+ * Appends the answer to the DTE's `historial_sii`, in the caller's transaction (so `db`, not deps: a step of the SII
+ * jobs' use cases, with their instant as `at`). Every upload answer is kept; a status
  * (envelope or document) only when it differs from the latest one of its kind, so tracking's polls (30 s to 30 min,
  * for as long as the SII takes) add a line when the SII says something new, not at every question.
  */
@@ -186,8 +187,8 @@ function sameStatus(a: Pick<DteTrackingEventRow, 'track_id' | 'estado' | 'glosa'
 }
 
 /** The signed standalone DTE, ISO-8859-1 bytes exactly as signed (DESIGN §12). */
-export function getDteXml(deps: Pick<Deps, 'store'>, empresaId: string, id: string): { bytes: Uint8Array; tipoDte: number; folio: number } {
-  const row = findDte(deps.store.db, empresaId, id)
+export function getDteXml(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string }): { bytes: Uint8Array; tipoDte: number; folio: number } {
+  const row = findDte(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
   return { bytes: row.xml, tipoDte: row.tipo_dte, folio: row.folio }
 }
@@ -219,18 +220,17 @@ function dteFilterOf(q: DteListQuery): DteFilter {
 /** `GET /dte` (spec 4.1): newest first, with `total_count` over every match of the filters (DESIGN §8). */
 export function listDtes(
   deps: Pick<Deps, 'store'>,
-  empresaId: string,
-  query: DteListQuery,
-  page: { afterId: string | null; limit: number },
+  input: { empresaId: string; query: DteListQuery; afterId: string | null; limit: number },
 ): { rows: DteRecord[]; total: number } {
-  const filter = dteFilterOf(query)
-  const rows = listRows(deps.store.db, empresaId, filter, page.afterId, page.limit).map((r) => toDteRecord(r))
-  return { rows, total: countDtes(deps.store.db, empresaId, filter) }
+  const filter = dteFilterOf(input.query)
+  const rows = listRows(deps.store.db, input.empresaId, filter, input.afterId, input.limit).map((r) => toDteRecord(r))
+  return { rows, total: countDtes(deps.store.db, input.empresaId, filter) }
 }
 
 /** POST /dte/{id}/enviar: firmado → enviando, due now; anything else is 409 DTE_NOT_SENDABLE (DESIGN §6). */
-export function requestSubmission(deps: Pick<Deps, 'store'>, empresaId: string, id: string, now: Date): DteRecord {
-  const at = isoTimestamp(now)
+export function requestSubmission(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string }): DteRecord {
+  const { empresaId, id } = input
+  const at = isoTimestamp(deps.clock.now())
   return deps.store.db.transaction(
     (tx) => {
       const row = findDte(tx, empresaId, id)

@@ -54,10 +54,10 @@ function replayOf(row: IdempotencyRow, hash: string): StoredAnswer {
 }
 
 /** A stored answer for this key, replayed; 422 when the key came with another body; null when the key is new. */
-export function findIdempotentAnswer(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, key: string, body: unknown): StoredAnswer | null {
-  const row = findIdempotencyKey(deps.store.db, empresaId, key)
+export function findIdempotentAnswer(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; idempotencyKey: string; body: unknown }): StoredAnswer | null {
+  const row = findIdempotencyKey(deps.store.db, input.empresaId, input.idempotencyKey)
   if (!row || isExpired(row, deps.clock.now())) return null
-  return replayOf(row, requestHash(body))
+  return replayOf(row, requestHash(input.body))
 }
 
 function isExpired(row: IdempotencyRow, now: Date): boolean {
@@ -149,7 +149,7 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 
   const now = deps.clock.now()
   const hash = requestHash(input.body)
   checkRetencionesSobreNotas(deps.store.db, input.empresaId, input.request, santiagoDate(now))
-  const certificado = openActiveCertificado(deps, input.empresaId, now)
+  const certificado = openActiveCertificado(deps, { empresaId: input.empresaId, now })
   const empresa = findEmpresaById(deps.store.db, input.empresaId)
   if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
   const totales = computeTotals(input.request)
@@ -230,7 +230,7 @@ export interface EmitInput {
  * body would no longer pass: the certificate expired, say), then the body is checked, then issued.
  */
 export function emitDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config'>, input: EmitInput): StoredAnswer {
-  const replay = findIdempotentAnswer(deps, input.empresaId, input.idempotencyKey, input.body)
+  const replay = findIdempotentAnswer(deps, input)
   if (replay !== null) return replay
   const checked = input.check(input.body, santiagoDate(deps.clock.now()))
   if (!checked.ok) throw new TimbreError('VALIDATION_ERROR', { details: checked.errors })

@@ -126,10 +126,13 @@ export function uploadAnswer(outcome: UploadOutcome, canal: SiiChannel): SiiAnsw
   }
 }
 
-/** The active certificate as the SII client takes it; null while the company has none (DESIGN §8: submissions wait). */
-export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, empresaId: string, now: Date): SiiCredentials | null {
+/**
+ * The active certificate as the SII client takes it; null while the company has none (DESIGN §8: submissions wait).
+ * A step of submitDte and trackDte, with the instant they read from their clock.
+ */
+export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, input: { empresaId: string; now: Date }): SiiCredentials | null {
   try {
-    const cert = openActiveCertificado(deps, empresaId, now)
+    const cert = openActiveCertificado(deps, input)
     return { certificateId: cert.id, rutFirmante: cert.rutFirmante, signer: cert.signer }
   } catch (err) {
     if (err instanceof TimbreError && err.code === 'CERTIFICATE_REQUIRED') return null
@@ -150,7 +153,7 @@ export async function submitDte(configured: SubmitDeps, dteId: string, empresaId
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
   deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
-  const creds = siiCredentials(deps, empresaId, now)
+  const creds = siiCredentials(deps, { empresaId, now })
   if (!creds) {
     // Without an active certificate submissions wait (DESIGN §8); look again in a while.
     updateDteIf(deps.store.db, dte.id, ['enviando'], { next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), glosa_sii: 'Sin certificado activo para firmar el envío', updated_at: at })

@@ -195,7 +195,7 @@ export async function trackDte(configured: TrackDeps, dteId: string, empresaId: 
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
   deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
-  const creds = siiCredentials(deps, empresaId, now)
+  const creds = siiCredentials(deps, { empresaId, now })
   if (!creds) {
     updateDteIf(deps.store.db, dte.id, ESTADOS_EN_EL_SII, laterPatch(dte, now, deps.siiTiming.track))
     return 'procesando'

@@ -66,10 +66,8 @@ function checkUrl(url: string, allowHttp: boolean): FieldError | null {
 }
 
 export function registerWebhook(
-  deps: Pick<Deps, 'store' | 'vault' | 'config'>,
-  empresaId: string,
-  input: { url: string; events: EventType[]; secret?: string },
-  now: Date,
+  deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>,
+  input: { empresaId: string; url: string; events: readonly EventType[]; secret?: string },
 ): WebhookRecord {
   const urlError = checkUrl(input.url, deps.config.webhookAllowHttp)
   if (urlError) throw new TimbreError('VALIDATION_ERROR', { details: [urlError] })
@@ -77,23 +75,23 @@ export function registerWebhook(
   const id = Bun.randomUUIDv7()
   const row = insertWebhook(deps.store.db, {
     id,
-    empresa_id: empresaId,
+    empresa_id: input.empresaId,
     url: input.url,
     events: [...new Set(input.events)],
     secret_sealed: Buffer.from(deps.vault.seal(Buffer.from(secret, 'utf8'), `webhook:${id}`)),
     secret_last4: secret.slice(-4),
-    created_at: isoTimestamp(now),
+    created_at: isoTimestamp(deps.clock.now()),
   })
   return { ...masked(row), secret }
 }
 
-export function listWebhooks(deps: Pick<Deps, 'store'>, empresaId: string): WebhookRecord[] {
-  return listRows(deps.store.db, empresaId).map(masked)
+export function listWebhooks(deps: Pick<Deps, 'store'>, input: { empresaId: string }): WebhookRecord[] {
+  return listRows(deps.store.db, input.empresaId).map(masked)
 }
 
-export function removeWebhook(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, id: string): { status: 'deleted' } {
+export function removeWebhook(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string }): { status: 'deleted' } {
   const at = isoTimestamp(deps.clock.now())
-  const done = deps.store.db.transaction((tx) => deleteWebhook(tx, empresaId, id, at), { behavior: 'immediate' })
+  const done = deps.store.db.transaction((tx) => deleteWebhook(tx, input.empresaId, input.id, at), { behavior: 'immediate' })
   if (!done) throw new TimbreError('NOT_FOUND')
   return { status: 'deleted' }
 }
@@ -104,19 +102,24 @@ function liveWebhook(deps: Pick<Deps, 'store'>, empresaId: string, id: string): 
   return row
 }
 
-export function webhookDeliveries(deps: Pick<Deps, 'store'>, empresaId: string, webhookId: string, afterId: string | null, limit: number): DeliveryRecord[] {
-  liveWebhook(deps, empresaId, webhookId)
-  return listDeliveries(deps.store.db, webhookId, afterId, limit).map(toDeliveryRecord)
+export function webhookDeliveries(
+  deps: Pick<Deps, 'store'>,
+  input: { empresaId: string; webhookId: string; afterId: string | null; limit: number },
+): DeliveryRecord[] {
+  liveWebhook(deps, input.empresaId, input.webhookId)
+  return listDeliveries(deps.store.db, input.webhookId, input.afterId, input.limit).map(toDeliveryRecord)
 }
 
-export function redeliver(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, webhookId: string, deliveryId: string): DeliveryRecord {
+export function redeliver(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; webhookId: string; deliveryId: string }): DeliveryRecord {
+  const { empresaId, webhookId, deliveryId } = input
   liveWebhook(deps, empresaId, webhookId)
   if (!findDelivery(deps.store.db, webhookId, deliveryId)) throw new TimbreError('NOT_FOUND')
   return toDeliveryRecord(requeueDelivery(deps.store.db, deliveryId, isoTimestamp(deps.clock.now()))!)
 }
 
 /** POST /webhooks/{id}/test: a signed `ping` to this webhook only, whatever it subscribes to (DESIGN §12). */
-export function sendTestPing(deps: Pick<Deps, 'store' | 'clock'>, empresaId: string, webhookId: string): { event_id: string } {
+export function sendTestPing(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; webhookId: string }): { event_id: string } {
+  const { empresaId, webhookId } = input
   const webhook = liveWebhook(deps, empresaId, webhookId)
   const now = deps.clock.now()
   const eventId = deps.store.db.transaction(
@@ -127,13 +130,18 @@ export function sendTestPing(deps: Pick<Deps, 'store' | 'clock'>, empresaId: str
 }
 
 /** `timbre webhook deliveries`: the company's latest deliveries, or only the failed ones. */
-export function companyDeliveries(deps: Pick<Deps, 'store'>, empresaId: string, onlyFailed: boolean, limit = 100): Array<DeliveryRecord & { webhook_id: string }> {
-  return listDeliveriesOfEmpresa(deps.store.db, empresaId, onlyFailed, limit).map((row) => ({ ...toDeliveryRecord(row), webhook_id: row.webhook_id }))
+export function companyDeliveries(
+  deps: Pick<Deps, 'store'>,
+  input: { empresaId: string; onlyFailed: boolean; limit?: number },
+): Array<DeliveryRecord & { webhook_id: string }> {
+  return listDeliveriesOfEmpresa(deps.store.db, input.empresaId, input.onlyFailed, input.limit ?? 100).map((row) => ({ ...toDeliveryRecord(row), webhook_id: row.webhook_id }))
 }
 
 /** `timbre webhook redeliver --event`: every delivery of the event goes out again now. */
-export function redeliverEvent(deps: Pick<Deps, 'store'>, eventId: string, now: Date): { event_id: string; requeued: number } {
-  const { requeued, ofDeletedWebhooks } = deps.store.db.transaction((tx) => requeueEvent(tx, eventId, isoTimestamp(now)), { behavior: 'immediate' })
+export function redeliverEvent(deps: Pick<Deps, 'store' | 'clock'>, input: { eventId: string }): { event_id: string; requeued: number } {
+  const { eventId } = input
+  const at = isoTimestamp(deps.clock.now())
+  const { requeued, ofDeletedWebhooks } = deps.store.db.transaction((tx) => requeueEvent(tx, eventId, at), { behavior: 'immediate' })
   if (requeued === 0 && ofDeletedWebhooks > 0)
     throw new TimbreError('NOT_FOUND', {
       message: `Las entregas del evento ${eventId} son de webhooks eliminados: no se reenvían. Registre el webhook de nuevo para recibir eventos futuros.`,

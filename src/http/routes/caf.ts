@@ -15,12 +15,13 @@ export const cafRoutes = (deps: Deps) =>
       '',
       ({ request, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
-        const rows = listCafs(
-          deps,
-          credentialOf(request).empresaId,
-          { tipo_dte: query.tipo_dte, is_active: query.is_active, afterId: decodeCursor(query.cursor), limit: limit + 1 },
-          deps.clock.now(),
-        )
+        const rows = listCafs(deps, {
+          empresaId: credentialOf(request).empresaId,
+          tipo_dte: query.tipo_dte,
+          is_active: query.is_active,
+          afterId: decodeCursor(query.cursor),
+          limit: limit + 1,
+        })
         return page(rows, limit)
       },
       {
@@ -32,7 +33,7 @@ export const cafRoutes = (deps: Deps) =>
     .post(
       '',
       ({ request, body, set }) => {
-        const caf = registerCaf(deps, credentialOf(request).empresaId, body, deps.clock.now())
+        const caf = registerCaf(deps, { empresaId: credentialOf(request).empresaId, tipo_dte: body.tipo_dte, caf_xml: body.caf_xml })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/caf/${caf.id}`
         return caf
@@ -46,7 +47,7 @@ export const cafRoutes = (deps: Deps) =>
     )
     .get(
       '/:id',
-      ({ request, params }) => getCaf(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now()),
+      ({ request, params }) => getCaf(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) }),
       {
         detail: { operationId: 'obtenerCaf', tags: ['CAF'], summary: 'Un CAF con su rango y disponibilidad' },
         response: { 200: CafSchema, 404: ErrorEnvelopeSchema, ...commonErrors },

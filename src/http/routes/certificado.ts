@@ -40,7 +40,7 @@ async function readUpload(request: Request, body: unknown): Promise<{ pfx: Uint8
 
 export const certificadoRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/empresa/certificado', normalize: false })
-    .get('', ({ request }) => getCertificadoStatus(deps, credentialOf(request).empresaId, deps.clock.now()), {
+    .get('', ({ request }) => getCertificadoStatus(deps, { empresaId: credentialOf(request).empresaId }), {
       detail: { operationId: 'estadoCertificado', tags: ['Empresa'], summary: 'Estado del certificado digital' },
       response: { 200: CertificadoStatusSchema, 404: ErrorEnvelopeSchema, ...commonErrors },
     })
@@ -48,7 +48,7 @@ export const certificadoRoutes = (deps: Deps) =>
       '/pfx',
       async ({ request, body, set }) => {
         const upload = await readUpload(request, body)
-        const status = uploadCertificado(deps, credentialOf(request).empresaId, upload, deps.clock.now())
+        const status = uploadCertificado(deps, { empresaId: credentialOf(request).empresaId, ...upload })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/empresa/certificado`
         return status

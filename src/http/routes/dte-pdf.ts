@@ -11,9 +11,10 @@ export const dtePdfRoutes = (deps: Deps) =>
     '/:id/pdf',
     async ({ request, params, query }) => {
       // The query is checked by the service.
-      const pdf = await getDtePdf(deps, credentialOf(request).empresaId, pathId(params.id), {
-        formato: query.formato,
-        cedible: query.cedible,
+      const pdf = await getDtePdf(deps, {
+        empresaId: credentialOf(request).empresaId,
+        id: pathId(params.id),
+        query: { formato: query.formato, cedible: query.cedible },
       })
       return new Response(Buffer.from(pdf.bytes), {
         headers: {

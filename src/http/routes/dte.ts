@@ -16,7 +16,7 @@ export const dteRoutes = (deps: Deps) =>
       '',
       ({ request, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
-        const { rows, total } = listDtes(deps, credentialOf(request).empresaId, query, { afterId: decodeCursor(query.cursor), limit: limit + 1 })
+        const { rows, total } = listDtes(deps, { empresaId: credentialOf(request).empresaId, query, afterId: decodeCursor(query.cursor), limit: limit + 1 })
         const items = rows.slice(0, limit)
         return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null, total_count: total }
       },
@@ -49,7 +49,7 @@ export const dteRoutes = (deps: Deps) =>
     )
     .get(
       '/:id',
-      ({ request, params, query }) => getDte(deps, credentialOf(request).empresaId, pathId(params.id), { includeXml: query.include_xml === 'true' }),
+      ({ request, params, query }) => getDte(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id), includeXml: query.include_xml === 'true' }),
       {
         query: ObtenerDteQuery,
         detail: { operationId: 'obtenerDTE', tags: ['DTE'], summary: 'Un DTE con su seguimiento y último estado del SII' },
@@ -59,7 +59,7 @@ export const dteRoutes = (deps: Deps) =>
     .get(
       '/:id/xml',
       ({ request, params }) => {
-        const xml = getDteXml(deps, credentialOf(request).empresaId, pathId(params.id))
+        const xml = getDteXml(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) })
         return new Response(Buffer.from(xml.bytes), {
           headers: {
             'content-type': 'application/xml; charset=ISO-8859-1',
@@ -80,7 +80,7 @@ export const dteRoutes = (deps: Deps) =>
       '/:id/enviar',
       ({ request, params, set }) => {
         set.status = 202
-        return requestSubmission(deps, credentialOf(request).empresaId, pathId(params.id), deps.clock.now())
+        return requestSubmission(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) })
       },
       {
         detail: {

@@ -14,14 +14,14 @@ const extension = (detail: Record<string, unknown>) => ({ ...detail, 'x-timbre-e
 
 export const webhookRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/webhooks', normalize: false })
-    .get('', ({ request }) => listWebhooks(deps, credentialOf(request).empresaId), {
+    .get('', ({ request }) => listWebhooks(deps, { empresaId: credentialOf(request).empresaId }), {
       detail: { operationId: 'listarWebhooks', tags: ['Webhooks'], summary: 'Webhooks registrados (secreto enmascarado)' },
       response: { 200: Type.Array(WebhookSchema), ...commonErrors },
     })
     .post(
       '',
       ({ request, body, set }) => {
-        const webhook = registerWebhook(deps, credentialOf(request).empresaId, body, deps.clock.now())
+        const webhook = registerWebhook(deps, { empresaId: credentialOf(request).empresaId, ...body })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/webhooks/${webhook.id}`
         return webhook
@@ -33,7 +33,7 @@ export const webhookRoutes = (deps: Deps) =>
         response: { 201: WebhookSchema, ...commonErrors },
       },
     )
-    .delete('/:id', ({ request, params }) => removeWebhook(deps, credentialOf(request).empresaId, pathId(params.id)), {
+    .delete('/:id', ({ request, params }) => removeWebhook(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) }), {
       detail: { operationId: 'eliminarWebhook', tags: ['Webhooks'], summary: 'Elimina un webhook y cancela sus entregas pendientes' },
       response: { 200: Type.Object({ status: Type.Literal('deleted') }), 404: ErrorEnvelopeSchema, ...commonErrors },
     })
@@ -41,7 +41,7 @@ export const webhookRoutes = (deps: Deps) =>
       '/:id/deliveries',
       ({ request, params, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
-        return page(webhookDeliveries(deps, credentialOf(request).empresaId, pathId(params.id), decodeCursor(query.cursor), limit + 1), limit)
+        return page(webhookDeliveries(deps, { empresaId: credentialOf(request).empresaId, webhookId: pathId(params.id), afterId: decodeCursor(query.cursor), limit: limit + 1 }), limit)
       },
       {
         query: DeliveriesQuery,
@@ -53,7 +53,7 @@ export const webhookRoutes = (deps: Deps) =>
       '/:id/deliveries/:deliveryId/redeliver',
       ({ request, params, set }) => {
         set.status = 202
-        return redeliver(deps, credentialOf(request).empresaId, pathId(params.id), pathId(params.deliveryId))
+        return redeliver(deps, { empresaId: credentialOf(request).empresaId, webhookId: pathId(params.id), deliveryId: pathId(params.deliveryId) })
       },
       {
         detail: extension({ operationId: 'reenviarEntregaWebhook', tags: ['Webhooks'], summary: 'Vuelve a enviar una entrega (extensión)' }),
@@ -64,7 +64,7 @@ export const webhookRoutes = (deps: Deps) =>
       '/:id/test',
       ({ request, params, set }) => {
         set.status = 202
-        return sendTestPing(deps, credentialOf(request).empresaId, pathId(params.id))
+        return sendTestPing(deps, { empresaId: credentialOf(request).empresaId, webhookId: pathId(params.id) })
       },
       {
         detail: extension({ operationId: 'probarWebhook', tags: ['Webhooks'], summary: 'Envía un evento ping firmado (extensión)' }),
