@@ -7,7 +7,7 @@ import type { Job } from './scheduler'
 export const alertsJob: Job = {
   name: 'alerts',
   everyMs: 60 * 60 * 1000,
-  runOnce(deps: Deps, now: Date): number {
-    return checkCertificateExpiry(deps, now) + checkCafExpiry(deps, now)
+  runOnce(deps: Deps): number {
+    return checkCertificateExpiry(deps) + checkCafExpiry(deps)
   },
 }

@@ -6,5 +6,5 @@ import type { Job } from './scheduler'
 export const housekeepingJob: Job = {
   name: 'housekeeping',
   everyMs: 10 * 60 * 1000,
-  runOnce: (deps: Deps, now: Date) => runHousekeeping(deps, now),
+  runOnce: (deps: Deps) => runHousekeeping(deps),
 }

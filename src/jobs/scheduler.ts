@@ -6,8 +6,8 @@ import type { Deps } from '../services/deps'
 export interface Job {
   readonly name: string
   readonly everyMs: number
-  /** One pass over the work that is due now; returns how many items it handled, for the log. */
-  runOnce(deps: Deps, now: Date): Promise<number> | number
+  /** One pass over the work that is due at `deps.clock.now()`; returns how many items it handled, for the log. */
+  runOnce(deps: Deps): Promise<number> | number
 }
 
 export interface Scheduler {
@@ -36,7 +36,7 @@ export function startScheduler(deps: Deps, jobs: readonly Job[]): Scheduler {
           running++
           const started = performance.now()
           try {
-            const handled = await job.runOnce(deps, deps.clock.now())
+            const handled = await job.runOnce(deps)
             if (handled > 0) deps.log.info('job.run', { job: job.name, handled, duration_ms: Math.round(performance.now() - started) })
           } finally {
             running--

@@ -4,5 +4,5 @@ import { submitDue } from '../services/sii-queue'
 import type { Job } from './scheduler'
 
 export function siiSubmitJob(everyMs: number): Job {
-  return { name: 'sii-submit', everyMs, runOnce: (deps: Deps, now: Date) => submitDue(deps, now) }
+  return { name: 'sii-submit', everyMs, runOnce: (deps: Deps) => submitDue(deps) }
 }

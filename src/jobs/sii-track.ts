@@ -4,5 +4,5 @@ import { trackDue } from '../services/sii-queue'
 import type { Job } from './scheduler'
 
 export function siiTrackJob(everyMs: number): Job {
-  return { name: 'sii-track', everyMs, runOnce: (deps: Deps, now: Date) => trackDue(deps, now) }
+  return { name: 'sii-track', everyMs, runOnce: (deps: Deps) => trackDue(deps) }
 }

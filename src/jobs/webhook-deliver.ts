@@ -4,5 +4,5 @@ import { deliverDue } from '../services/deliver-webhooks'
 import type { Job } from './scheduler'
 
 export function webhookDeliverJob(everyMs: number): Job {
-  return { name: 'webhook-deliver', everyMs, runOnce: (deps: Deps, now: Date) => deliverDue(deps, now) }
+  return { name: 'webhook-deliver', everyMs, runOnce: (deps: Deps) => deliverDue(deps) }
 }

@@ -9,7 +9,8 @@ import { toCertificadoStatus } from './certificados'
 import type { Deps } from './deps'
 import { checkCafStock, emitEvent } from './events'
 
-export function checkCertificateExpiry(deps: Pick<Deps, 'store'>, now: Date): number {
+export function checkCertificateExpiry(deps: Pick<Deps, 'store' | 'clock'>): number {
+  const now = deps.clock.now()
   let fired = 0
   for (const cert of listActiveCertificados(deps.store.db)) {
     const status = toCertificadoStatus(cert, now)
@@ -34,7 +35,8 @@ export function checkCertificateExpiry(deps: Pick<Deps, 'store'>, now: Date): nu
   return fired
 }
 
-export function checkCafExpiry(deps: Pick<Deps, 'store' | 'config'>, now: Date): number {
+export function checkCafExpiry(deps: Pick<Deps, 'store' | 'config' | 'clock'>): number {
+  const now = deps.clock.now()
   let fired = 0
   for (const { empresa_id, tipo_dte } of cafTypesInUse(deps.store.db))
     if (deps.store.db.transaction((tx) => checkCafStock(tx, { empresaId: empresa_id, tipoDte: tipo_dte, threshold: deps.config.cafLowStock, cafId: null, now }), { behavior: 'immediate' })) fired++

@@ -2,7 +2,7 @@
 // receiver (10 s at most) never holds the others back. Outcomes follow the retry schedule; then failed.
 import { isoTimestamp } from '../clock'
 import { claimDelivery, findDueDeliveries, recordAttempt, type DueDelivery } from '../db/webhook-store'
-import { nextRetryDelayMs, RETRY_DELAYS_MS } from '../domain/events'
+import { nextRetryDelayMs } from '../domain/events'
 import { DELIVERY_TIMEOUT_MS, postEvent } from '../webhooks/post'
 import { VERSION } from '../version'
 import type { Deps } from './deps'
@@ -14,7 +14,7 @@ const LEASE_MS = DELIVERY_TIMEOUT_MS * 3
 
 export type DeliverDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'clock'>
 
-async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date, schedule: readonly number[]): Promise<void> {
+async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date): Promise<void> {
   const d = due.delivery
   const secret = deps.vault.open(due.secretSealed, `webhook:${d.webhook_id}`).toString('utf8')
   const result = await postEvent({
@@ -28,7 +28,7 @@ async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date, schedule:
   })
   const attemptNo = d.attempt + 1
   const at = isoTimestamp(deps.clock.now())
-  const delay = result.ok ? null : nextRetryDelayMs(attemptNo, schedule)
+  const delay = result.ok ? null : nextRetryDelayMs(attemptNo)
   recordAttempt(deps.store.db, d.id, {
     attempt: attemptNo,
     status: result.ok ? 'delivered' : delay === null ? 'failed' : 'pending',
@@ -42,7 +42,8 @@ async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date, schedule:
   deps.log.info('webhook.attempt', { empresa_id: d.empresa_id, webhook_id: d.webhook_id, event_id: d.event_id, event_type: d.event_type, attempt: attemptNo, ok: result.ok, status_code: result.statusCode, duration_ms: result.durationMs })
 }
 
-export async function deliverDue(deps: DeliverDeps, now: Date, schedule: readonly number[] = RETRY_DELAYS_MS): Promise<number> {
+export async function deliverDue(deps: DeliverDeps): Promise<number> {
+  const now = deps.clock.now()
   const nowIso = isoTimestamp(now)
   const leaseUntil = isoTimestamp(new Date(now.getTime() + LEASE_MS))
   const claimed = findDueDeliveries(deps.store.db, nowIso, PER_RUN).filter((due) => claimDelivery(deps.store.db, due.delivery.id, nowIso, leaseUntil))
@@ -51,7 +52,7 @@ export async function deliverDue(deps: DeliverDeps, now: Date, schedule: readonl
     while (next < claimed.length) {
       const due = claimed[next++]!
       try {
-        await attempt(deps, due, now, schedule)
+        await attempt(deps, due, now)
       } catch (err) {
         deps.log.error('webhook.attempt_failed', { delivery_id: due.delivery.id, error: String(err) })
       }

@@ -8,9 +8,10 @@ import { IDEMPOTENCY_RETENTION_MS } from './issue-dte'
 import { cancelOrphanDeliveries } from './webhooks'
 
 /** One pass; returns how many idempotency keys it forgot. */
-export function runHousekeeping(deps: Pick<Deps, 'store'>, now: Date): number {
+export function runHousekeeping(deps: Pick<Deps, 'store' | 'clock'>): number {
+  const now = deps.clock.now()
   const pruned = deleteIdempotencyKeysBefore(deps.store.db, isoTimestamp(new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS)))
-  cancelOrphanDeliveries(deps, now)
+  cancelOrphanDeliveries(deps)
   optimizeStore(deps.store)
   return pruned
 }

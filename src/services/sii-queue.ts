@@ -21,13 +21,13 @@ async function pass(deps: Deps, job: string, due: readonly DteRow[], work: (dte:
 }
 
 /** `sii-submit`: firmado (auto_send) and enviando DTEs whose next attempt is due, to the SII. */
-export function submitDue(deps: Deps, now: Date): Promise<number> {
-  const due = findDueForSubmission(deps.store.db, isoTimestamp(now), SUBMISSIONS_PER_PASS)
-  return pass(deps, 'sii-submit', due, (dte) => submitDte(deps, dte.id, dte.empresa_id, now))
+export function submitDue(deps: Deps): Promise<number> {
+  const due = findDueForSubmission(deps.store.db, isoTimestamp(deps.clock.now()), SUBMISSIONS_PER_PASS)
+  return pass(deps, 'sii-submit', due, (dte) => submitDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
 }
 
 /** `sii-track`: procesando DTEs whose next status query is due. */
-export function trackDue(deps: Deps, now: Date): Promise<number> {
-  const due = findDueForTracking(deps.store.db, isoTimestamp(now), QUERIES_PER_PASS)
-  return pass(deps, 'sii-track', due, (dte) => trackDte(deps, dte.id, dte.empresa_id, now))
+export function trackDue(deps: Deps): Promise<number> {
+  const due = findDueForTracking(deps.store.db, isoTimestamp(deps.clock.now()), QUERIES_PER_PASS)
+  return pass(deps, 'sii-track', due, (dte) => trackDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
 }

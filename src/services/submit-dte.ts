@@ -19,7 +19,7 @@ import type { Deps } from './deps'
 import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
 
-export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
+export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming' | 'clock'>
 
 const WAITING = ESTADOS_POR_ENVIAR
 /** Longer than an SII call can take (30 s timeout, DESIGN §6) with its one token refresh. */
@@ -143,8 +143,10 @@ export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, input: { emp
 export type SubmitResult = 'procesando' | 'rechazado' | 'enviando' | 'waiting_certificate' | 'skipped'
 
 /** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
-export async function submitDte(configured: SubmitDeps, dteId: string, empresaId: string, now: Date): Promise<SubmitResult> {
+export async function submitDte(configured: SubmitDeps, input: { dteId: string; empresaId: string }): Promise<SubmitResult> {
+  const { dteId, empresaId } = input
   let deps = configured
+  const now = deps.clock.now()
   const at = isoTimestamp(now)
   // firmado → enviando, leased past the upload's timeout: no other pass uploads it meanwhile; if this one dies, the
   // lease runs out and the same stored envelope is sent again (answered "already received").

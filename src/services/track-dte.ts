@@ -18,7 +18,7 @@ import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
 import { channelOf, LEASE_MS, siiCredentials } from './submit-dte'
 
-export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming'>
+export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming' | 'clock'>
 export type TrackResult = 'procesando' | EstadoFinal | 'skipped'
 
 type DocumentStatus = Extract<DteStatusOutcome, { kind: 'status' }>
@@ -187,8 +187,10 @@ async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany
   return { patch: { estado, glosa_sii: glosaDeMotivos(doc.motivos) ?? doc.glosaEstado, sii_status: siiStatus, next_attempt_at: null, updated_at: at }, answers }
 }
 
-export async function trackDte(configured: TrackDeps, dteId: string, empresaId: string, now: Date): Promise<TrackResult> {
+export async function trackDte(configured: TrackDeps, input: { dteId: string; empresaId: string }): Promise<TrackResult> {
+  const { dteId, empresaId } = input
   let deps = configured
+  const now = deps.clock.now()
   const at = isoTimestamp(now)
   const dte = claimDue(deps.store.db, dteId, ESTADOS_EN_EL_SII, at, { next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)) })
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'

@@ -152,6 +152,6 @@ export function redeliverEvent(deps: Pick<Deps, 'store' | 'clock'>, input: { eve
 }
 
 /** Housekeeping: no delivery stays pending for a webhook that no longer exists (DESIGN §7: deleting one cancels them). */
-export function cancelOrphanDeliveries(deps: Pick<Deps, 'store'>, now: Date): number {
-  return cancelDeliveriesOfDeletedWebhooks(deps.store.db, isoTimestamp(now))
+export function cancelOrphanDeliveries(deps: Pick<Deps, 'store' | 'clock'>): number {
+  return cancelDeliveriesOfDeletedWebhooks(deps.store.db, isoTimestamp(deps.clock.now()))
 }

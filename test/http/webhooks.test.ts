@@ -34,7 +34,7 @@ afterAll(async () => {
 })
 
 const register = (body: unknown, tenant = t) => s.request('POST', HOOKS, { headers: { 'X-Api-Key': tenant.writeKey }, body })
-const run = () => deliver.runOnce(s.server.deps, clock.now())
+const run = () => deliver.runOnce(s.server.deps)
 const deliveries = async (id: string, tenant = t) => (await s.request('GET', `${HOOKS}/${id}/deliveries`, { headers: { 'X-Api-Key': tenant.readKey } })).json
 
 describe('registration', () => {
@@ -242,8 +242,8 @@ describe('triggers', () => {
       const mine = new Set([ok.json.id, no.json.id, rep.json.id])
       const decided = () => new Set(finals.received.map((r) => JSON.parse(r.body).data.dte.id).filter((id: string) => mine.has(id))).size
       for (let i = 0; i < 30 && decided() < 3; i++) {
-        await submit.runOnce(s.server.deps, clock.now())
-        await track.runOnce(s.server.deps, clock.now())
+        await submit.runOnce(s.server.deps)
+        await track.runOnce(s.server.deps)
         await run()
         offsetMs += 10_000
       }
@@ -293,8 +293,8 @@ describe('triggers', () => {
       await s.request('POST', '/api/v1/billing/empresa/certificado/pfx', { headers: { 'X-Api-Key': tenant.writeKey }, body: { pfx_base64: Buffer.from(exportPfx(identity, 'x', '3des')).toString('base64'), password: 'x' } })
       const days: number[] = []
       for (let day = 0; day < 22; day++) {
-        alertsJob.runOnce(s.server.deps, clock.now())
-        alertsJob.runOnce(s.server.deps, clock.now()) // a second run the same day adds nothing
+        alertsJob.runOnce(s.server.deps)
+        alertsJob.runOnce(s.server.deps) // a second run the same day adds nothing
         await run()
         offsetMs += 86_400_000
       }

@@ -27,8 +27,8 @@ async function drive(s: TestServer, t: ReturnType<typeof testClock>, ids: readon
   const deps = s.server.deps
   const records = new Map<string, any>()
   for (let i = 0; i < rounds; i++) {
-    await submit.runOnce(deps, t.clock.now())
-    await track.runOnce(deps, t.clock.now())
+    await submit.runOnce(deps)
+    await track.runOnce(deps)
     records.clear()
     for (const id of ids) records.set(id, (await s.request('GET', `/api/v1/billing/dte/${id}`, { headers: { 'X-Api-Key': tenantOf.get(s)!.readKey } })).json)
     if ([...records.values()].every((r) => FINAL.includes(r.estado))) return records
@@ -97,8 +97,8 @@ describe('through the in-process simulator', () => {
     expect(done.get(held.json.id).estado).toBe('aceptado')
     // Nothing moves it again: a manual due date and more job runs leave it aceptado.
     s.server.deps.store.sqlite.run("UPDATE dtes SET next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [held.json.id])
-    await submit.runOnce(s.server.deps, t.clock.now())
-    await track.runOnce(s.server.deps, t.clock.now())
+    await submit.runOnce(s.server.deps)
+    await track.runOnce(s.server.deps)
     expect((await s.request('GET', `/api/v1/billing/dte/${held.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json.estado).toBe('aceptado')
   }, 60_000)
 
@@ -130,12 +130,12 @@ describe('through the in-process simulator', () => {
 
   test('STATUS 99 on a re-upload of the same envelope keeps the original track id', async () => {
     const res = await issue(s, tenant, facturaSimple())
-    await submit.runOnce(s.server.deps, t.clock.now())
+    await submit.runOnce(s.server.deps)
     const first = (await s.request('GET', `/api/v1/billing/dte/${res.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json
     expect(first.estado).toBe('procesando')
     // As if the process died after the SII took the file but before the answer was stored.
     s.server.deps.store.sqlite.run("UPDATE dtes SET estado = 'enviando', track_id = NULL, next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [res.json.id])
-    await submit.runOnce(s.server.deps, t.clock.now())
+    await submit.runOnce(s.server.deps)
     const again = (await s.request('GET', `/api/v1/billing/dte/${res.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json
     expect(again.tracking.codigo_sii).toBe('99')
     expect(again.tracking.track_id).toBe(first.tracking.track_id)
@@ -157,7 +157,7 @@ describe('restart mid-flight', () => {
     tenantOf.set(first, tenant)
     await provisionIssuer(first, tenant, { tipos: [33], folios: 10 })
     const res = await issue(first, tenant, facturaSimple())
-    await submit.runOnce(first.server.deps, t.clock.now())
+    await submit.runOnce(first.server.deps)
     expect((await first.request('GET', `/api/v1/billing/dte/${res.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json.estado).toBe('procesando')
     await first.stop()
     const second = await startTestServer({ clock: t.clock, dataDir, flags: { '--submit-every': '1h', '--track-every': '1h' } })

@@ -57,8 +57,8 @@ describe('foreign-currency exports through the in-process simulator', () => {
   async function drive(ids: readonly string[], rounds = 60): Promise<Map<string, any>> {
     const records = new Map<string, any>()
     for (let i = 0; i < rounds; i++) {
-      await submit.runOnce(s.server.deps, t.clock.now())
-      await track.runOnce(s.server.deps, t.clock.now())
+      await submit.runOnce(s.server.deps)
+      await track.runOnce(s.server.deps)
       for (const id of ids) records.set(id, (await s.request('GET', `/api/v1/billing/dte/${id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json)
       if ([...records.values()].every((r) => FINAL.includes(r.estado))) return records
       t.advance(20_000)

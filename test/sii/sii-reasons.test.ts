@@ -43,11 +43,11 @@ const get = async (id: string) => (await s.request('GET', `/api/v1/billing/dte/$
 /** Runs the SII jobs and the webhook deliveries, 20 s of clock a round, until the DTE is final; returns its record. */
 async function untilFinal(id: string): Promise<any> {
   for (let i = 0; i < 30; i++) {
-    await submit.runOnce(s.server.deps, clock.now())
-    await track.runOnce(s.server.deps, clock.now())
+    await submit.runOnce(s.server.deps)
+    await track.runOnce(s.server.deps)
     const r = await get(id)
     if (FINAL.includes(r.estado)) {
-      await deliver.runOnce(s.server.deps, clock.now())
+      await deliver.runOnce(s.server.deps)
       return r
     }
     offsetMs += 20_000
@@ -217,8 +217,8 @@ describe('against answers shaped as the real SII\'s, which name no reason on the
       const tenant = await real.tenant(testRut())
       await provisionIssuer(real, tenant, { tipos: [33], folios: 5 })
       const res = await issue(real, tenant, facturaSimple({ receptor: receptor('76086428-5') }))
-      await submit.runOnce(real.server.deps, clock.now())
-      await track.runOnce(real.server.deps, clock.now())
+      await submit.runOnce(real.server.deps)
+      await track.runOnce(real.server.deps)
       const r = (await real.request('GET', `/api/v1/billing/dte/${res.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json
       expect(r.estado).toBe('rechazado')
       expect(r.tracking.glosa_sii).toBe(
