@@ -1,6 +1,6 @@
 // `timbre sii-simulator` (the SII simulator on its own, long-running like serve) and `timbre sii-simulator caf`
 // (a CAF signed by the simulator's authority, IDK 900): DESIGN §3, §9; issue 6 "Simulator".
-import { santiagoDate } from '../clock'
+import { santiagoDate, systemClock } from '../clock'
 import { isTipoDte } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
 import { createLogger } from '../log'
@@ -78,7 +78,7 @@ export const siiSimulatorCaf: Command = {
     requireFlag(args, '--desde')
     requireFlag(args, '--hasta')
     if (desde < 1 || hasta < desde) throw new UsageError('--desde y --hasta deben cumplir 1 ≤ desde ≤ hasta')
-    const fecha = args.flags['--fecha'] ?? santiagoDate(new Date())
+    const fecha = args.flags['--fecha'] ?? santiagoDate(systemClock.now())
     if (!/^\d{4}-\d{2}-\d{2}$/.test(fecha) || Number.isNaN(Date.parse(`${fecha}T00:00:00Z`))) throw new UsageError(`--fecha debe ser AAAA-MM-DD: "${fecha}"`)
     const razonSocial = args.flags['--razon-social'] ?? 'EMPRESA DE PRUEBA'
     if (!/^[\u0000-\u00ff]*$/.test(razonSocial) || razonSocial.trim() === '') throw new UsageError('--razon-social debe tener texto ISO-8859-1')

@@ -1,5 +1,6 @@
 // Writes events to the outbox (DESIGN §7), always inside the transaction of the change they report, so a crash can
-// lose neither the change nor its event. Delivery happens later, at least once, from the webhook-deliver job.
+// lose neither the change nor its event. Delivery happens later, at least once, from the webhook-deliver job. Steps of
+// other use cases, not use cases: they take the caller's `tx` and its instant, never deps and a clock of their own.
 import { isoTimestamp, santiagoDate } from '../clock'
 import { foliosLeft } from '../db/caf-store'
 import type { Db } from '../db/open'
