@@ -47,16 +47,19 @@ export function checkActeco(acteco: readonly number[]): FieldError | null {
   return null
 }
 
-/** Fields of a partial update (PUT /empresa, `empresa update`): only those present are checked. */
-export function checkEmpresaDatos(input: Partial<EmpresaDatos>): FieldError[] {
+/**
+ * Fields of a partial update (PUT /empresa, `empresa update`): only those present are checked. A value of another type
+ * is the shape check's to report (PUT /empresa runs both on the body as sent, DESIGN §5).
+ */
+export function checkEmpresaDatos(input: { readonly [K in keyof EmpresaDatos]?: unknown }): FieldError[] {
   const errors: FieldError[] = []
   for (const field of EMPRESA_TEXT_FIELDS) {
     const value = input[field]
-    if (value === undefined) continue
+    if (typeof value !== 'string') continue
     const e = checkEmpresaText(field, value)
     if (e) errors.push(e)
   }
-  if (input.acteco !== undefined) {
+  if (Array.isArray(input.acteco)) {
     const e = checkActeco(input.acteco)
     if (e) errors.push(e)
   }

@@ -4,7 +4,8 @@ import { isoTimestamp } from '../clock'
 import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent, cancelDeliveriesOfDeletedWebhooks } from '../db/webhook-store'
 import type { DeliveryRow, WebhookRow } from '../db/schema'
 import { PING, type EventType } from '../domain/events'
-import { TimbreError, type FieldError } from '../errors'
+import { checkWebhookUrl } from '../domain/webhooks'
+import { TimbreError, validationError } from '../errors'
 import type { Deps } from './deps'
 import { emitEvent } from './events'
 
@@ -50,27 +51,12 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   }
 }
 
-/** https only, unless TIMBRE_WEBHOOK_ALLOW_HTTP; no credentials or fragments in the URL. */
-function checkUrl(url: string, allowHttp: boolean): FieldError | null {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return { field: 'url', code: 'INVALID_FORMAT', message: 'URL inválida.' }
-  }
-  if (parsed.protocol !== 'https:' && !(allowHttp && parsed.protocol === 'http:'))
-    return { field: 'url', code: 'INVALID_VALUE', message: allowHttp ? 'La URL debe ser http:// o https://.' : 'La URL debe ser https:// (http:// solo con --webhook-allow-http).' }
-  if (parsed.username || parsed.password) return { field: 'url', code: 'NOT_ALLOWED', message: 'La URL no puede llevar credenciales.' }
-  if (parsed.hash) return { field: 'url', code: 'NOT_ALLOWED', message: 'La URL no puede llevar fragmento (#).' }
-  return null
-}
-
 export function registerWebhook(
   deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>,
   input: { empresaId: string; url: string; events: readonly EventType[]; secret?: string },
 ): WebhookRecord {
-  const urlError = checkUrl(input.url, deps.config.webhookAllowHttp)
-  if (urlError) throw new TimbreError('VALIDATION_ERROR', { details: [urlError] })
+  const urlErrors = checkWebhookUrl(input.url, deps.config.webhookAllowHttp)
+  if (urlErrors.length > 0) throw validationError(urlErrors)
   const secret = input.secret ?? `whsec_${randomBytes(32).toString('base64url')}`
   const id = Bun.randomUUIDv7()
   const row = insertWebhook(deps.store.db, {

@@ -91,6 +91,14 @@ describe('PUT /empresa', () => {
     )
   })
 
+  test('a rule and a shape failure are reported together: razón social outside ISO-8859-1, giro past 80 (DESIGN §5)', async () => {
+    const before = (await get()).json
+    const res = await put({ razon_social: 'Ñandú €', giro: 'x'.repeat(81) })
+    expect(res.status).toBe(400)
+    expect(res.json.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['giro:TOO_LONG', 'razon_social:INVALID_VALUE'])
+    expect((await get()).json).toEqual(before)
+  })
+
   test('a body that is not an object → 400', async () => {
     const res = await s.request('PUT', EMPRESA, { headers: { 'X-Api-Key': t.writeKey, 'content-type': 'application/json' }, rawBody: '[1,2]' })
     expect(res.status).toBe(400)

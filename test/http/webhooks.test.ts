@@ -75,6 +75,20 @@ describe('registration', () => {
       await strict.stop()
     }
   })
+
+  test('an http:// URL (without --webhook-allow-http) and an unknown event → 400 naming both (DESIGN §5), nothing registered', async () => {
+    const strict = await startTestServer()
+    try {
+      const tenant = await strict.tenant(testRut())
+      const res = await strict.request('POST', HOOKS, { headers: { 'X-Api-Key': tenant.writeKey }, body: { url: 'http://127.0.0.1:9/h', events: ['dte.created', 'dte.borrado'] } })
+      expect(res.status).toBe(400)
+      expect(res.json.code).toBe('VALIDATION_ERROR')
+      expect(res.json.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['events.1:INVALID_VALUE', 'url:INVALID_VALUE'])
+      expect((await strict.request('GET', HOOKS, { headers: { 'X-Api-Key': tenant.readKey } })).json).toEqual([])
+    } finally {
+      await strict.stop()
+    }
+  })
 })
 
 describe('delivery', () => {

@@ -2,9 +2,10 @@
 import { Elysia } from 'elysia'
 import { getEmpresa, updateEmpresaDatos } from '../../services/empresas'
 import type { Deps } from '../../services/deps'
+import { jsonBody } from '../params'
 import { credentialOf } from '../request-context'
 import { commonErrors } from '../schemas/common'
-import { ActualizarEmpresaBody, EmpresaSchema } from '../schemas/empresa'
+import { ActualizarEmpresaBody, EmpresaSchema, parseActualizarEmpresa } from '../schemas/empresa'
 
 export const empresaRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/empresa', normalize: false })
@@ -12,9 +13,13 @@ export const empresaRoutes = (deps: Deps) =>
       detail: { operationId: 'obtenerEmpresa', tags: ['Empresa'], summary: 'Empresa asociada a la credencial' },
       response: { 200: EmpresaSchema, ...commonErrors },
     })
-    .put('', ({ request, body }) => updateEmpresaDatos(deps, { empresaId: credentialOf(request).empresaId, datos: body }), {
+    .put('', ({ request, body }) => updateEmpresaDatos(deps, { empresaId: credentialOf(request).empresaId, datos: parseActualizarEmpresa(body) }), {
       parse: 'json',
-      body: ActualizarEmpresaBody,
-      detail: { operationId: 'actualizarEmpresa', tags: ['Empresa'], summary: 'Actualiza datos tributarios y de contacto' },
+      detail: {
+        operationId: 'actualizarEmpresa',
+        tags: ['Empresa'],
+        summary: 'Actualiza datos tributarios y de contacto',
+        requestBody: jsonBody(ActualizarEmpresaBody),
+      } as Record<string, unknown>,
       response: { 200: EmpresaSchema, ...commonErrors },
     })

@@ -5,10 +5,10 @@ import type { Deps } from '../../services/deps'
 import { listWebhooks, redeliver, registerWebhook, removeWebhook, sendTestPing, webhookDeliveries } from '../../services/webhooks'
 import { decodeCursor, page, parseLimit } from '../pagination'
 import { API_PREFIX } from '../prefix'
-import { pathId } from '../params'
+import { jsonBody, pathId } from '../params'
 import { credentialOf } from '../request-context'
 import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
-import { DeliveriesQuery, DeliverySchema, RegistrarWebhookBody, WebhookSchema } from '../schemas/webhooks'
+import { DeliveriesQuery, DeliverySchema, parseRegistrarWebhook, RegistrarWebhookBody, WebhookSchema } from '../schemas/webhooks'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, 'x-timbre-extension': true }) as Record<string, unknown>
 
@@ -21,15 +21,20 @@ export const webhookRoutes = (deps: Deps) =>
     .post(
       '',
       ({ request, body, set }) => {
-        const webhook = registerWebhook(deps, { empresaId: credentialOf(request).empresaId, ...body })
+        const { url, events, secret } = parseRegistrarWebhook(body, deps.config.webhookAllowHttp)
+        const webhook = registerWebhook(deps, { empresaId: credentialOf(request).empresaId, url, events, secret })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/webhooks/${webhook.id}`
         return webhook
       },
       {
         parse: 'json',
-        body: RegistrarWebhookBody,
-        detail: { operationId: 'registrarWebhook', tags: ['Webhooks'], summary: 'Registra un webhook; la respuesta trae el secreto completo (única vez)' },
+        detail: {
+          operationId: 'registrarWebhook',
+          tags: ['Webhooks'],
+          summary: 'Registra un webhook; la respuesta trae el secreto completo (única vez)',
+          requestBody: jsonBody(RegistrarWebhookBody),
+        } as Record<string, unknown>,
         response: { 201: WebhookSchema, ...commonErrors },
       },
     )

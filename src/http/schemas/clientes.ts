@@ -1,48 +1,20 @@
 // /clientes bodies, queries and the cliente record (spec 2.16, 4.5; DESIGN §8, §12). Shape only; the rules TypeBox
-// cannot state (valid RUT, e-mail, ISO-8859-1 texts) live in domain/catalogo.ts, and parseCatalogBody runs both so a
-// request learns every failing field at once (DESIGN §5).
-import { Type, type TObject, type TProperties } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+// cannot state (valid RUT, e-mail, ISO-8859-1 texts) live in domain/catalogo.ts, and parseBody (validation.ts) runs
+// both so a request learns every failing field at once (DESIGN §5).
+import { Type } from '@sinclair/typebox'
 import { CLIENTE_MAX_LENGTH, checkClienteFields, checkRutUnchanged, SEARCH_Q_MAX } from '../../domain/catalogo'
-import { validationError, type FieldError } from '../../errors'
 import type { ClienteAlta, ClienteCambios } from '../../services/clientes'
 import { Cursor, ListLimit } from '../pagination'
-import { fieldErrorsFromTypeBox, mergeDetails } from '../validation'
+import { parseBody } from '../validation'
 
 type Limits = Readonly<Record<string, number>>
 
 /**
  * An optional text that null clears. `nullable` is OpenAPI 3.0's word for it; TypeBox ignores the keyword, and
- * parseCatalogBody sets nulls aside before checking, so a too-long text is TOO_LONG rather than a union mismatch.
+ * parseBody sets nulls aside before checking, so a too-long text is TOO_LONG rather than a union mismatch.
  */
 export const nullableText = (limits: Limits, field: string, description: string) =>
   Type.Optional(Type.String({ maxLength: limits[field], nullable: true, description: `${description} (máx. ${limits[field]}); null lo borra.` }))
-
-const nullableKeys = (schema: TObject): Set<string> =>
-  new Set(Object.entries(schema.properties as TProperties).filter(([, s]) => (s as { nullable?: boolean }).nullable === true).map(([k]) => k))
-
-/**
- * A JSON object checked against `schema` (nulls of nullable fields set aside) and `rules`, every failing field once,
- * or VALIDATION_ERROR. Returns the body as sent: null still means "clear" to an update.
- */
-export function parseCatalogBody<T>(schema: TObject, body: unknown, rules: (fields: Readonly<Record<string, unknown>>) => FieldError[]): T {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw validationError([{ field: 'body', code: body === undefined || body === null ? 'REQUIRED' : 'INVALID_TYPE', message: 'Se espera un objeto JSON.' }])
-  const nullable = nullableKeys(schema)
-  const fields = Object.fromEntries(Object.entries(body).filter(([k, v]) => !(v === null && nullable.has(k))))
-  const check = compiledFor(schema)
-  const shape = check.Check(fields) ? [] : fieldErrorsFromTypeBox(check.Errors(fields))
-  const errors = mergeDetails(shape, rules(fields))
-  if (errors.length > 0) throw validationError(errors)
-  return body as T
-}
-
-const compiled = new WeakMap<TObject, ReturnType<typeof TypeCompiler.Compile>>()
-function compiledFor(schema: TObject) {
-  let c = compiled.get(schema)
-  if (!c) compiled.set(schema, (c = TypeCompiler.Compile(schema)))
-  return c
-}
 
 const text = (field: keyof typeof CLIENTE_MAX_LENGTH, description: string) => nullableText(CLIENTE_MAX_LENGTH, field, description)
 
@@ -79,12 +51,12 @@ export const ActualizarClienteBody = Type.Object(
 )
 
 export function parseClienteAlta(body: unknown): ClienteAlta {
-  return parseCatalogBody<ClienteAlta>(CrearClienteBody, body, checkClienteFields)
+  return parseBody<ClienteAlta>(CrearClienteBody, body, checkClienteFields)
 }
 
 /** The stored RUT is needed to tell an unchanged `rut` (accepted) from a change (NOT_ALLOWED). */
 export function parseClienteCambios(body: unknown, storedRut: string): ClienteCambios {
-  return parseCatalogBody<ClienteCambios>(ActualizarClienteBody, body, ({ rut, ...fields }) => [...checkRutUnchanged(rut, storedRut), ...checkClienteFields(fields)])
+  return parseBody<ClienteCambios>(ActualizarClienteBody, body, ({ rut, ...fields }) => [...checkRutUnchanged(rut, storedRut), ...checkClienteFields(fields)])
 }
 
 export const ListarClientesQuery = Type.Object({ cursor: Cursor, limit: ListLimit }, { additionalProperties: false })

@@ -1,6 +1,7 @@
 // PUT /empresa and the company record (spec 2.13 + acteco, DESIGN §8), bounded by the SII schema's lengths.
 import { Type } from '@sinclair/typebox'
-import { ACTECO_MAX, EMPRESA_MAX_LENGTH } from '../../domain/empresa'
+import { ACTECO_MAX, checkEmpresaDatos, EMPRESA_MAX_LENGTH, type EmpresaDatos } from '../../domain/empresa'
+import { parseBody } from '../validation'
 
 const text = (field: keyof typeof EMPRESA_MAX_LENGTH, description: string) =>
   Type.String({ minLength: 1, maxLength: EMPRESA_MAX_LENGTH[field], description: `${description} (máx. ${EMPRESA_MAX_LENGTH[field]}).` })
@@ -22,6 +23,11 @@ export const ActualizarEmpresaBody = Type.Object(
   },
   { additionalProperties: false, description: 'Solo cambian los campos enviados. RUT, ambiente y resolución se cambian con la CLI.' },
 )
+
+/** The shape and the SII's text rules at once: a non-ISO-8859-1 razón social and a too-long giro are both reported (DESIGN §5). */
+export function parseActualizarEmpresa(body: unknown): Partial<EmpresaDatos> {
+  return parseBody<Partial<EmpresaDatos>>(ActualizarEmpresaBody, body, checkEmpresaDatos)
+}
 
 export const EmpresaSchema = Type.Object(
   {

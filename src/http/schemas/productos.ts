@@ -1,10 +1,11 @@
 // /productos bodies, queries and the producto record (spec 2.17, 4.6; DESIGN §8, §12). Shape only; the rules
-// TypeBox cannot state live in domain/catalogo.ts and run with the shape in parseCatalogBody (schemas/clientes.ts).
+// TypeBox cannot state live in domain/catalogo.ts and run with the shape in parseBody (validation.ts).
 import { Type, type Static } from '@sinclair/typebox'
 import { checkProductoFields, PRECIO_UNITARIO_MAX, PRODUCTO_MAX_LENGTH, type UNIDADES } from '../../domain/catalogo'
 import type { ProductoAlta, ProductoCambios } from '../../services/productos'
 import { Cursor, ListLimit } from '../pagination'
-import { nullableText, parseCatalogBody, SearchLimit, searchQ } from './clientes'
+import { parseBody } from '../validation'
+import { nullableText, SearchLimit, searchQ } from './clientes'
 
 const text = (field: keyof typeof PRODUCTO_MAX_LENGTH, description: string) => nullableText(PRODUCTO_MAX_LENGTH, field, description)
 
@@ -45,11 +46,11 @@ export const ActualizarProductoBody = Type.Object(
 )
 
 export function parseProductoAlta(body: unknown): ProductoAlta {
-  return parseCatalogBody<ProductoAlta>(CrearProductoBody, body, checkProductoFields)
+  return parseBody<ProductoAlta>(CrearProductoBody, body, checkProductoFields)
 }
 
 export function parseProductoCambios(body: unknown): ProductoCambios {
-  return parseCatalogBody<ProductoCambios>(ActualizarProductoBody, body, checkProductoFields)
+  return parseBody<ProductoCambios>(ActualizarProductoBody, body, checkProductoFields)
 }
 
 export const ListarProductosQuery = Type.Object(

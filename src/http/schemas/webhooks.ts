@@ -1,7 +1,9 @@
 // POST /webhooks, the webhook record (spec 2.15, 4.4; DESIGN §7, §12) and the delivery log (beyond the spec).
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../../domain/events'
+import { checkWebhookUrl } from '../../domain/webhooks'
 import { Cursor, ListLimit } from '../pagination'
+import { parseBody } from '../validation'
 
 const EventName = Type.Union(
   EVENT_TYPES.map((e) => Type.Literal(e)),
@@ -18,6 +20,11 @@ export const RegistrarWebhookBody = Type.Object(
   },
   { additionalProperties: false },
 )
+
+/** The body's shape and its URL rule at once: an http:// URL and an unknown event are both reported (DESIGN §5). */
+export function parseRegistrarWebhook(body: unknown, allowHttp: boolean): Static<typeof RegistrarWebhookBody> {
+  return parseBody(RegistrarWebhookBody, body, (fields) => checkWebhookUrl(fields.url, allowHttp))
+}
 
 export const WebhookSchema = Type.Object(
   {
