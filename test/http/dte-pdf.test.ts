@@ -185,7 +185,8 @@ describe('pages and states', () => {
   }, 20_000)
 
   test('a rechazado DTE prints "RECHAZADO POR EL SII"; the same DTE firmado does not', async () => {
-    const dte = await issued(facturaSimple())
+    // auto_send false: the submission job must not take it out of firmado before the state is set below.
+    const dte = await issued(facturaSimple({ auto_send: false }))
     expect(pdfText((await getPdf(dte.id)).bytes)).not.toContain('RECHAZADO')
     // The SII's verdict arrives through the tracking job; here the state is set where that job would set it.
     expect(updateDteIf(s.server.deps.store.db, dte.id, ['firmado'], { estado: 'rechazado' })).toBeDefined()
