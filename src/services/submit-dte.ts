@@ -11,7 +11,7 @@ import { TIPOS } from '../domain/tipos'
 import type { TipoDte } from '../domain/emision'
 import { TimbreError } from '../errors'
 import type { SiiChannel, UploadOutcome } from '../domain/sii-respuestas'
-import type { SiiCredentials } from '../sii/client/client'
+import type { SiiCompany, SiiCredentials } from '../sii/client/client'
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
 import { openActiveCertificado } from './certificados'
 import { UPLOAD_STATUS } from '../sii/client/codes'
@@ -143,26 +143,39 @@ export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, input: { emp
 export type SubmitResult = 'procesando' | 'rechazado' | 'enviando' | 'waiting_certificate' | 'skipped'
 
 /** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
+/**
+ * What both SII jobs need of a claimed DTE's company: the company as the SII client sees it (the demo is routed to the
+ * simulator, DESIGN §10), its pace (the demo keeps the simulator's back-offs), and the active certificate's credentials
+ * (null while it has none: the DTE waits, DESIGN §8).
+ */
+export function siiContextOf<D extends Pick<Deps, 'store' | 'vault' | 'siiTiming'>>(
+  configured: D,
+  dte: Pick<DteRow, 'id' | 'empresa_id'>,
+  now: Date,
+): { readonly deps: D; readonly empresa: EmpresaRow; readonly company: SiiCompany; readonly creds: SiiCredentials | null } {
+  const empresa = findEmpresaById(configured.store.db, dte.empresa_id)
+  if (!empresa) throw new Error(`empresa ${dte.empresa_id} of DTE ${dte.id} is missing`)
+  const deps = { ...configured, siiTiming: siiTimingFor(empresa.is_demo, configured.siiTiming) }
+  const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }
+  return { deps, empresa, company, creds: siiCredentials(deps, { empresaId: dte.empresa_id, now }) }
+}
+
 export async function submitDte(configured: SubmitDeps, input: { dteId: string; empresaId: string }): Promise<SubmitResult> {
   const { dteId, empresaId } = input
-  let deps = configured
-  const now = deps.clock.now()
+  const now = configured.clock.now()
   const at = isoTimestamp(now)
   // firmado → enviando, leased past the upload's timeout: no other pass uploads it meanwhile; if this one dies, the
   // lease runs out and the same stored envelope is sent again (answered "already received").
-  const dte = claimDue(deps.store.db, dteId, WAITING, at, { estado: 'enviando', next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)), updated_at: at })
+  const dte = claimDue(configured.store.db, dteId, WAITING, at, { estado: 'enviando', next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)), updated_at: at })
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
-  const empresa = findEmpresaById(deps.store.db, empresaId)
-  if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
-  deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
-  const creds = siiCredentials(deps, { empresaId, now })
+  const { deps, empresa, company, creds } = siiContextOf(configured, dte, now)
   if (!creds) {
     // Without an active certificate submissions wait (DESIGN §8); look again in a while.
     updateDteIf(deps.store.db, dte.id, ['enviando'], { next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), glosa_sii: 'Sin certificado activo para firmar el envío', updated_at: at })
     return 'waiting_certificate'
   }
   const envio = envelopeFor(deps, dte, empresa, creds, now)
-  const outcome = await deps.sii.upload({ rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }, creds, envio.canal, envio.xml, envio.file_name)
+  const outcome = await deps.sii.upload(company, creds, envio.canal, envio.xml, envio.file_name)
   const patch = patchAfterUpload(outcome, dte.intentos + 1, dte.track_id, now, deps.siiTiming)
   const answer = uploadAnswer(outcome, envio.canal)
   deps.store.db.transaction(

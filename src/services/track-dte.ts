@@ -5,9 +5,8 @@
 // `sii_status.motivos`.
 import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
-import { findEmpresaById } from '../db/empresa-store'
 import type { DteRow } from '../db/schema'
-import { afterDocumentStatus, afterEnvioStatus, backoffMs, ESTADOS_EN_EL_SII, isFinal, siiTimingFor, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
+import { afterDocumentStatus, afterEnvioStatus, backoffMs, ESTADOS_EN_EL_SII, isFinal, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
 import {
   glosaDeMotivos, isReparo, uniqueMotivos,
   type DteStatusOutcome, type EnvioDocumento, type EnvioOutcome, type MotivoSii, type SiiChannel,
@@ -16,7 +15,7 @@ import type { SiiCompany, SiiCredentials } from '../sii/client/client'
 import type { Deps } from './deps'
 import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
-import { channelOf, LEASE_MS, siiCredentials } from './submit-dte'
+import { channelOf, LEASE_MS, siiContextOf } from './submit-dte'
 
 export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming' | 'clock'>
 export type TrackResult = 'procesando' | EstadoFinal | 'skipped'
@@ -189,20 +188,15 @@ async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany
 
 export async function trackDte(configured: TrackDeps, input: { dteId: string; empresaId: string }): Promise<TrackResult> {
   const { dteId, empresaId } = input
-  let deps = configured
-  const now = deps.clock.now()
+  const now = configured.clock.now()
   const at = isoTimestamp(now)
-  const dte = claimDue(deps.store.db, dteId, ESTADOS_EN_EL_SII, at, { next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)) })
+  const dte = claimDue(configured.store.db, dteId, ESTADOS_EN_EL_SII, at, { next_attempt_at: isoTimestamp(new Date(now.getTime() + LEASE_MS)) })
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
-  const empresa = findEmpresaById(deps.store.db, empresaId)
-  if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${dteId} is missing`)
-  deps = { ...deps, siiTiming: siiTimingFor(empresa.is_demo, deps.siiTiming) }
-  const creds = siiCredentials(deps, { empresaId, now })
+  const { deps, company, creds } = siiContextOf(configured, dte, now)
   if (!creds) {
     updateDteIf(deps.store.db, dte.id, ESTADOS_EN_EL_SII, laterPatch(dte, now, deps.siiTiming.track))
     return 'procesando'
   }
-  const company: SiiCompany = { rut: empresa.rut, ambiente: empresa.ambiente, isDemo: empresa.is_demo }
   const { patch, answers } = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)
   const updated = deps.store.db.transaction(
     (tx) => {
