@@ -12,8 +12,6 @@ const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
-/** The first fixture of each type (test/fixtures/dte): realistic documents, dated today by the server. */
-
 beforeAll(async () => {
   s = await startTestServer()
   t = await s.tenant(testRut())
@@ -28,6 +26,7 @@ const xmlOf = async (id: string, tenant = t) => {
 }
 
 describe('every type of spec 2.1', () => {
+  // The first fixture of each type (test/fixtures/dte): realistic documents, dated today by the server.
   for (const { name, request } of fixtureOfEachType())
     test(`${name}: 201, stored XML valid against the XSD, signature verifies with xmlsec1, TED verifies`, async () => {
       const res = await issue(s, t, request)

@@ -1,6 +1,4 @@
 import { describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import fc from 'fast-check'
 import type { EmitirDte, Linea } from '../../../src/domain/emision'
 import { checkEmision } from '../../../src/domain/emision-rules'
@@ -13,29 +11,8 @@ import {
   fromScaled,
   roundDiv,
   toScaled,
-  type Totales,
 } from '../../../src/domain/totals'
-
-// A new case is a new JSON file (STYLE §5): test/fixtures/dte/<tipo>/<nnn>-<case>.json.
-interface Fixture {
-  readonly name: string
-  readonly description: string
-  readonly today: string
-  readonly request: EmitirDte
-  readonly expected: { readonly totales: Totales }
-}
-
-function loadFixtures(): Fixture[] {
-  const root = join(import.meta.dir, '../../fixtures/dte')
-  return readdirSync(root)
-    .sort()
-    .flatMap((tipo) =>
-      readdirSync(join(root, tipo))
-        .filter((f) => f.endsWith('.json'))
-        .sort()
-        .map((f) => ({ name: `${tipo}/${f}`, ...(JSON.parse(readFileSync(join(root, tipo, f), 'utf8')) as Omit<Fixture, 'name'>) })),
-    )
-}
+import { dteFixtures } from '../../support/fixtures'
 
 const receptor = { rut: '76555835-2', razon_social: 'Comercializadora Ñuñoa Ltda.' }
 const doc = (tipo_dte: EmitirDte['tipo_dte'], detalle: Linea[], extra: Partial<EmitirDte> = {}): EmitirDte => ({ tipo_dte, receptor, detalle, ...extra })
@@ -209,8 +186,9 @@ describe('rounding details', () => {
   })
 })
 
+// A new case is a new JSON file (STYLE §5): test/fixtures/dte/<tipo>/<nnn>-<case>.json.
 describe('fixtures (test/fixtures/dte): every case is a valid request with the expected totales', () => {
-  const fixtures = loadFixtures()
+  const fixtures = dteFixtures()
 
   test('there are several documents for each of the 12 types', () => {
     const perTipo = new Map<number, number>()

@@ -2,8 +2,6 @@
 // alone before: byte for byte on every document the real builder can write, and null (so signDte falls back to
 // xml-crypto) on everything outside its subset. A wrong canonical form means a signature the SII rejects.
 import { describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import fc from 'fast-check'
 import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
 import type { EmitirDte } from '../../../src/domain/emision'
@@ -12,6 +10,7 @@ import { buildDteXml, tedDataFor, type EmpresaEmisora, type TedInput } from '../
 import { childElements, parseXml } from '../../../src/xml/latin1'
 import { canonicalFormsFromDom, canonicalFormsFromText } from '../../../src/xml/signature'
 import { buildTed } from '../../../src/xml/ted'
+import { dteFixtures, type DteFixture } from '../../support/fixtures'
 import { makeTestCaf } from '../../support/pki'
 
 const SII = 'http://www.sii.cl/SiiDte'
@@ -154,22 +153,7 @@ const latin1Char = fc.oneof(
 )
 const text = (maxLength: number) => fc.string({ unit: latin1Char, minLength: 1, maxLength })
 
-interface Fixture {
-  readonly name: string
-  readonly request: EmitirDte
-  readonly today: string
-}
-
-function loadFixtures(): Fixture[] {
-  const root = join(import.meta.dir, '../../fixtures/dte')
-  return readdirSync(root).sort().flatMap((tipo) =>
-    readdirSync(join(root, tipo)).filter((f) => f.endsWith('.json')).sort().map((f) => {
-      const json = JSON.parse(readFileSync(join(root, tipo, f), 'utf8')) as { request: EmitirDte; today?: string }
-      return { name: `${tipo}/${f}`, request: json.request, today: json.today ?? '2025-06-30' }
-    }))
-}
-
-const FIXTURES = loadFixtures()
+const FIXTURES = dteFixtures()
 const cafs = new Map<number, ReturnType<typeof makeTestCaf>['caf']>()
 const cafFor = (tipo: number) => {
   let caf = cafs.get(tipo)
@@ -202,7 +186,7 @@ interface Texts {
 }
 
 /** The fixture with every free text replaced by a random one (amounts, codes and structure untouched). */
-function withTexts(f: Fixture, t: Texts): { empresa: EmpresaEmisora; request: EmitirDte } {
+function withTexts(f: DteFixture, t: Texts): { empresa: EmpresaEmisora; request: EmitirDte } {
   const [rs, giro, dir, comuna, ciudad] = t.empresa as [string, string, string, string, string]
   const [rrs, rgiro, rdir, rcomuna, rciudad] = t.receptor as [string, string, string, string, string]
   const r = f.request

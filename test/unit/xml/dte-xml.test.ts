@@ -1,7 +1,7 @@
 // The unsigned DTE of every fixture (12 types) validates with the real xmllint against the SII's official XSDs, once
 // given a shape-valid TED and Signature (the XSD only checks shape; signing is xml/ted.ts and xml/signature.ts).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -11,6 +11,7 @@ import { TIPOS } from '../../../src/domain/tipos'
 import { buildDteXml, documentId, formatDecimal, tedDataFor, xmlText, type DteInput, type EmpresaEmisora, type TedInput } from '../../../src/xml/dte-xml'
 import { signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed, verifyTed } from '../../../src/xml/ted'
+import { dteFixtures } from '../../support/fixtures'
 import { makeCertificate, makeTestCaf } from '../../support/pki'
 import { SCHEMAS } from '../../support/xml-tools'
 
@@ -125,23 +126,6 @@ class Batch {
   }
 }
 
-interface Fixture {
-  readonly name: string
-  readonly request: EmitirDte
-}
-
-function loadFixtures(): Fixture[] {
-  const root = join(import.meta.dir, '../../fixtures/dte')
-  return readdirSync(root)
-    .sort()
-    .flatMap((tipo) =>
-      readdirSync(join(root, tipo))
-        .filter((f) => f.endsWith('.json'))
-        .sort()
-        .map((f) => ({ name: `${tipo}/${f}`, request: (JSON.parse(readFileSync(join(root, tipo, f), 'utf8')) as { request: EmitirDte }).request })),
-    )
-}
-
 const XMLLINT = Bun.which('xmllint')
 const dir = mkdtempSync(join(tmpdir(), 'timbre-dte-xml-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -161,7 +145,7 @@ const factura = (extra: Partial<EmitirDte> = {}): EmitirDte => ({
 // ------------------------------------------------------------------------------------------------ schema
 
 describe('xmllint against the official XSDs', () => {
-  const fixtures = loadFixtures()
+  const fixtures = dteFixtures()
   const batch = new Batch(dir)
   const files = new Map<string, string>()
   const tampered = new Map<string, string>()
@@ -210,7 +194,7 @@ describe('buildDteXml', () => {
     [110, '<Exportaciones ID="F7T110">'],
     [39, '<Documento ID="F7T39">'],
   ])('tipo %d goes in %s', (tipo, opening) => {
-    const fixture = loadFixtures().find((f) => f.request.tipo_dte === tipo)!
+    const fixture = dteFixtures().find((f) => f.request.tipo_dte === tipo)!
     expect(build(fixture.request, 7).xml).toContain(opening)
   })
 
@@ -267,7 +251,7 @@ describe('buildDteXml', () => {
   })
 
   test('a text correction leaves quantity and price out (spec 2.4)', () => {
-    const fixture = loadFixtures().find((f) => f.name === '061/002-corrige-texto.json')!
+    const fixture = dteFixtures().find((f) => f.name === '061/002-corrige-texto.json')!
     const { xml } = build(fixture.request)
     expect(xml).toContain('<NmbItem>Corrige giro del receptor</NmbItem><DscItem>')
     expect(xml).not.toContain('<QtyItem>')
@@ -302,7 +286,7 @@ describe('buildDteXml', () => {
   })
 
   test('export in USD: Totales in dollars, OtraMoneda in pesos, IndExe 1 on every line, Customs codes', () => {
-    const fixture = loadFixtures().find((f) => f.name === '110/001-dolares.json')!
+    const fixture = dteFixtures().find((f) => f.name === '110/001-dolares.json')!
     const { xml } = build(fixture.request)
     expect(xml).toContain('<Totales><TpoMoneda>DOLAR USA</TpoMoneda><MntExe>6373</MntExe><MntTotal>6373</MntTotal></Totales>')
     expect(xml).toContain('<OtraMoneda><TpoMoneda>PESO CL</TpoMoneda><TpoCambio>950.37</TpoCambio><MntExeOtrMnda>6056708</MntExeOtrMnda><MntTotOtrMnda>6056708</MntTotOtrMnda></OtraMoneda>')
@@ -317,26 +301,26 @@ describe('buildDteXml', () => {
   })
 
   test('export without payment (21): OtraMoneda peso amounts 0, foreign total kept', () => {
-    const fixture = loadFixtures().find((f) => f.name === '110/003-sin-pago.json')!
+    const fixture = dteFixtures().find((f) => f.name === '110/003-sin-pago.json')!
     const { xml } = build(fixture.request)
     expect(xml).toContain('<FmaPagExp>21</FmaPagExp>')
     expect(xml).toContain('<MntTotal>72</MntTotal></Totales><OtraMoneda><TpoMoneda>PESO CL</TpoMoneda><TpoCambio>950.37</TpoCambio><MntExeOtrMnda>0</MntExeOtrMnda><MntTotOtrMnda>0</MntTotOtrMnda>')
   })
 
   test('export in PESO CL has no OtraMoneda', () => {
-    const fixture = loadFixtures().find((f) => f.name === '110/004-pesos.json')!
+    const fixture = dteFixtures().find((f) => f.name === '110/004-pesos.json')!
     expect(build(fixture.request).xml).not.toContain('<OtraMoneda>')
   })
 
   test('liquidación: TpoDocLiq first, signed amounts, commissions after the references', () => {
-    const fixture = loadFixtures().find((f) => f.name === '043/002-anticipo-negativo.json')!
+    const fixture = dteFixtures().find((f) => f.name === '043/002-anticipo-negativo.json')!
     const { xml } = build(fixture.request)
     expect(xml).toContain('<Detalle><NroLinDet>2</NroLinDet><TpoDocLiq>99</TpoDocLiq><NmbItem>Anticipo entregado el 15 de mayo</NmbItem><MontoItem>-800000</MontoItem></Detalle>')
     expect(xml).toContain('<Comisiones><ValComNeto>187500</ValComNeto><ValComExe>0</ValComExe><ValComIVA>35625</ValComIVA></Comisiones><MntTotal>1844875</MntTotal>')
   })
 
   test('purchase invoice: ImptoReten and the line’s CodImpAdic', () => {
-    const fixture = loadFixtures().find((f) => f.name === '046/001-retencion-total.json')!
+    const fixture = dteFixtures().find((f) => f.name === '046/001-retencion-total.json')!
     const { xml } = build(fixture.request)
     expect(xml).toContain('<CodImpAdic>15</CodImpAdic><MontoItem>100000</MontoItem>')
     expect(xml).toContain('<IVA>19000</IVA><ImptoReten><TipoImp>15</TipoImp><TasaImp>19</TasaImp><MontoImp>19000</MontoImp></ImptoReten><MntTotal>100000</MntTotal>')
@@ -355,7 +339,7 @@ describe('buildDteXml', () => {
 
 describe('tedDataFor', () => {
   test('RE, TD, F, FE, RR, RSR, MNT, IT1 are what the document says (docs/sii-protocol.md §3.1)', () => {
-    for (const f of loadFixtures()) {
+    for (const f of dteFixtures()) {
       const { xml, input } = build(f.request, 42)
       const t = tedDataFor(input)
       const xmlMnt = TIPOS[f.request.tipo_dte].isExport ? /<Totales><TpoMoneda>[^<]*<\/TpoMoneda><MntExe>[^<]*<\/MntExe><MntTotal>([^<]*)</.exec(xml)![1] : /<MntTotal>([^<]*)</.exec(xml)![1]
@@ -379,7 +363,7 @@ describe('tedDataFor', () => {
     expect(t.razonSocialReceptor).toBe('Ñ'.repeat(40))
     expect(t.item1).toBe('"item" '.repeat(6).slice(0, 40))
     expect(t.fechaEmision).toBe(TODAY)
-    const euro = loadFixtures().find((f) => f.name === '110/005-euros-descuento.json')!
+    const euro = dteFixtures().find((f) => f.name === '110/005-euros-descuento.json')!
     expect(tedDataFor({ empresa: EMPRESA, folio: 1, request: euro.request, today: TODAY }).montoTotal).toBe('2822.2906')
   })
 
@@ -468,7 +452,7 @@ function xmlsec1Verifies(file: string, container: string, certificatePem: string
 // (ours and xmlsec1), and one changed byte breaks each (docs/sii-protocol.md §11).
 describe('stamped and signed: one document of each of the 12 types', () => {
   const FOLIO = 17
-  const firstOfEach = [...new Map(loadFixtures().map((f) => [f.request.tipo_dte, f] as const)).values()]
+  const firstOfEach = [...new Map(dteFixtures().map((f) => [f.request.tipo_dte, f] as const)).values()]
   const identity = makeCertificate({ rut: '12345678-5' })
   const signedOf = new Map<string, string>()
   const schemaFiles = new Map<string, string>()

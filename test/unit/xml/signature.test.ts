@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { spawnSync } from 'node:child_process'
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SignedXml } from 'xml-crypto'
@@ -10,6 +10,7 @@ import { buildDteXml, tedDataFor, type EmpresaEmisora, type TedInput } from '../
 import { fromLatin1Bytes, toLatin1Bytes } from '../../../src/xml/latin1'
 import { canonicalFormsFromText, signDte, verifyXmlSignatures } from '../../../src/xml/signature'
 import { buildTed, verifyTed } from '../../../src/xml/ted'
+import { dteFixtures } from '../../support/fixtures'
 import { makeCertificate, makeTestCaf, signerOf, testCa } from '../../support/pki'
 import { OFFICIAL_EXAMPLE_FILE, SCHEMAS } from '../../support/xml-tools'
 
@@ -280,16 +281,6 @@ function pinnedTed(t: TedInput): string {
   )
 }
 
-/** Every request under test/fixtures/dte, in a stable order. */
-function fixtureRequests(): Array<{ name: string; request: EmitirDte; today: string }> {
-  const root = join(import.meta.dir, '../../fixtures/dte')
-  return readdirSync(root).sort().flatMap((tipo) =>
-    readdirSync(join(root, tipo)).filter((f) => f.endsWith('.json')).sort().map((f) => {
-      const json = JSON.parse(readFileSync(join(root, tipo, f), 'utf8')) as { request: EmitirDte; today?: string }
-      return { name: `${tipo}/${f}`, request: json.request, today: json.today ?? '2025-06-30' }
-    }))
-}
-
 /** The unsigned DTE of a fixture, as the issuance pipeline builds it (with the pinned TED). */
 function pinnedDte(request: EmitirDte, today: string, folio: number): string {
   const input = { empresa: PIN_EMPRESA, folio, request, today }
@@ -300,7 +291,7 @@ const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex
 
 /** Inputs outside what buildDteXml writes, each still a DTE signDte accepts today. */
 function pinnedVariants(): Record<string, string> {
-  const base = pinnedDte(fixtureRequests()[1]!.request, '2025-06-30', 77)
+  const base = pinnedDte(dteFixtures()[1]!.request, '2025-06-30', 77)
   return {
     'hand-written, indented with LF': base.replace(/></g, '>\n  <').replace('>\n  <DTE', '>\n<DTE'),
     'a comment inside Documento': base.replace('<Encabezado>', '<!-- nota & "x" --><Encabezado>'),
@@ -371,13 +362,13 @@ const PINNED_SIGNED: Record<string, string> = {
 
 describe('signDte output is pinned (byte-identical to the xml-crypto implementation)', () => {
   test('every fixture, built by buildDteXml, signs to the recorded bytes', () => {
-    const got = Object.fromEntries(fixtureRequests().map((f, i) => [f.name, sha256(signDte(pinnedDte(f.request, f.today, 1000 + i), PINNED_SIGNER))]))
+    const got = Object.fromEntries(dteFixtures().map((f, i) => [f.name, sha256(signDte(pinnedDte(f.request, f.today, 1000 + i), PINNED_SIGNER))]))
     expect(got).toEqual(Object.fromEntries(Object.entries(PINNED_SIGNED).filter(([k]) => k in got)))
     expect(Object.keys(got).length).toBeGreaterThanOrEqual(35)
   })
 
   test('inputs outside the builder\'s form (comments, CDATA, references, quotes, CR…) sign to the recorded bytes', () => {
-    const base = pinnedDte(fixtureRequests()[1]!.request, '2025-06-30', 77)
+    const base = pinnedDte(dteFixtures()[1]!.request, '2025-06-30', 77)
     for (const xml of Object.values(pinnedVariants())) expect(xml).not.toBe(base)
     const got = Object.fromEntries(Object.entries(pinnedVariants()).map(([name, xml]) => [name, sha256(signDte(xml, PINNED_SIGNER))]))
     expect(got).toEqual(Object.fromEntries(Object.entries(PINNED_SIGNED).filter(([k]) => k in got)))
@@ -403,7 +394,7 @@ describe('signatures made on the string path and on the DOM path verify with xml
   }
 
   test('every fixture (12 types), stamped with a real CAF: string path, xmlsec1 OK standalone and in EnvioDTE, TED verifies', () => {
-    for (const [i, f] of fixtureRequests().entries()) {
+    for (const [i, f] of dteFixtures().entries()) {
       const unsigned = stamped(f.request, f.today, 500 + i)
       expect(canonicalFormsFromText(unsigned)).not.toBeNull()
       const signed = signDte(unsigned, signer)
@@ -427,7 +418,7 @@ describe('signatures made on the string path and on the DOM path verify with xml
     ]
     for (const [name, text] of cases) {
       const request: EmitirDte = {
-        ...fixtureRequests()[1]!.request,
+        ...dteFixtures()[1]!.request,
         receptor: { rut: '76.555.835-2', razon_social: text.slice(0, 100), giro: text.slice(0, 40), direccion: text.slice(0, 70) },
         detalle: [{ nombre: text.slice(0, 80), dsc_item: text, cantidad: 1, precio: 1000 }],
       }
@@ -468,7 +459,7 @@ describe('signatures made on the string path and on the DOM path verify with xml
   })
 
   test('malformed text still throws (the string path never signs what the parser refuses)', () => {
-    const base = stamped(fixtureRequests()[0]!.request, '2025-06-30', 901)
+    const base = stamped(dteFixtures()[0]!.request, '2025-06-30', 901)
     for (const bad of [base.replace('</Encabezado>', ''), base.replace('<RznSoc>', '<RznSoc>&A;'), base.replace('<RznSoc>', '<RznSoc>a & b')]) {
       expect(canonicalFormsFromText(bad)).toBeNull()
       expect(() => signDte(bad, signer)).toThrow(SyntaxError)
