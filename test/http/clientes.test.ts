@@ -1,6 +1,7 @@
 // Spec 2.16, 4.5 with DESIGN §8, §12: every cliente operation and error against the real server; search folding,
 // RUT spellings, pagination, soft delete, uniqueness after delete, tenancy, read-only keys, the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { testClock } from '../support/clock'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
 const CLIENTES = '/api/v1/billing/clientes'
@@ -9,8 +10,7 @@ let t: Tenant
 let other: Tenant
 
 // Every reading of the clock a later millisecond, so an update's updated_at always moves without waiting.
-let last = 0
-const clock = { now: () => new Date((last = Math.max(Date.now(), last + 1))) }
+const clock = testClock({ strictlyIncreasing: true })
 
 beforeAll(async () => {
   s = await startTestServer({ clock })

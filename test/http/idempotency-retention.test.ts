@@ -1,12 +1,11 @@
 // Spec 4.8 rule 5: completed keys are kept 24 hours; the housekeeping job forgets them afterwards (DESIGN §1).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import type { Clock } from '../../src/clock'
 import { housekeepingJob } from '../../src/jobs/housekeeping'
+import { testClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
-let offsetMs = 0
-const clock: Clock = { now: () => new Date(Date.now() + offsetMs) }
+const clock = testClock()
 let s: TestServer
 let t: Tenant
 
@@ -22,12 +21,12 @@ const keys = () => (s.server.deps.store.sqlite.query('SELECT count(*) AS n FROM 
 test('a key replays for 24 h; past them housekeeping prunes it and the key issues a new document', async () => {
   const key = crypto.randomUUID()
   const first = await issue(s, t, facturaSimple(), key)
-  offsetMs = 23 * 3_600_000
+  clock.offsetMs = 23 * 3_600_000
   expect(housekeepingJob.runOnce(s.server.deps)).toBe(0)
   const replay = await issue(s, t, facturaSimple(), key)
   expect(replay.headers.get('x-idempotency-replay')).toBe('true')
   expect(replay.json.id).toBe(first.json.id)
-  offsetMs = 24 * 3_600_000 + 1000
+  clock.offsetMs = 24 * 3_600_000 + 1000
   expect(housekeepingJob.runOnce(s.server.deps)).toBe(1)
   expect(keys()).toBe(0)
   const fresh = await issue(s, t, facturaSimple({ metadata: { otra: 'vez' } }), key)
@@ -37,10 +36,10 @@ test('a key replays for 24 h; past them housekeeping prunes it and the key issue
 })
 
 test('an expired key not yet pruned is free again too', async () => {
-  offsetMs = 0
+  clock.offsetMs = 0
   const key = crypto.randomUUID()
   const first = await issue(s, t, facturaSimple(), key)
-  offsetMs = 25 * 3_600_000
+  clock.offsetMs = 25 * 3_600_000
   const again = await issue(s, t, facturaSimple({ metadata: { cambio: 1 } }), key)
   expect(again.status).toBe(201)
   expect(again.json.id).not.toBe(first.json.id)

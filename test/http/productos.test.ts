@@ -1,6 +1,7 @@
 // Spec 2.17, 4.6 with DESIGN §8, §12: every producto operation and error against the real server; codigo uniqueness,
 // categoria filter, search by name or code, pagination, soft delete (issued DTEs untouched), tenancy, read-only keys.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { testClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -9,8 +10,7 @@ let s: TestServer
 let t: Tenant
 let other: Tenant
 // Every reading of the clock a later millisecond, so an update's updated_at always moves without waiting.
-let last = 0
-const clock = { now: () => new Date((last = Math.max(Date.now(), last + 1))) }
+const clock = testClock({ strictlyIncreasing: true })
 
 beforeAll(async () => {
   s = await startTestServer({ clock })

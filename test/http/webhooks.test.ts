@@ -1,13 +1,13 @@
 // Spec 4.4 and §6 with DESIGN §7, §12: registration, signed delivery to real receivers on 127.0.0.1, retries on the
 // schedule (time is an injected clock), cancellation, triggers, the delivery log, tenancy.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Clock } from '../../src/clock'
 import { santiagoDate } from '../../src/clock'
 import { alertsJob } from '../../src/jobs/alerts'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
 import { webhookDeliverJob } from '../../src/jobs/webhook-deliver'
 import { verifySignature } from '../../src/webhooks/signature'
+import { testClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer, uploadCaf, uploadCertificate } from '../support/issuance'
 import { exportPfx, makeCertificate } from '../support/pki'
 import { startReceiver, type Receiver } from '../support/receiver'
@@ -15,8 +15,7 @@ import { startTestServer, testRut, type Tenant, type TestServer } from '../suppo
 
 const HOOKS = '/api/v1/billing/webhooks'
 const MIN = 60_000
-let offsetMs = 0
-const clock: Clock = { now: () => new Date(Date.now() + offsetMs) }
+const clock = testClock()
 const deliver = webhookDeliverJob(3_600_000)
 let s: TestServer
 let t: Tenant
@@ -132,13 +131,13 @@ describe('delivery', () => {
       let log = (await deliveries(hook.json.id)).data[0]
       expect(log).toMatchObject({ attempt: 1, status: 'pending', status_code: 500, error: 'HTTP 500' })
       expect(Date.parse(log.next_retry_at) - clock.now().getTime()).toBeGreaterThan(55_000)
-      offsetMs += 30_000
+      clock.advance(30_000)
       await run()
       expect(fail.received).toHaveLength(1) // not yet
-      offsetMs += 31_000
+      clock.advance(31_000)
       await run()
       expect(fail.received).toHaveLength(2)
-      offsetMs += 5 * MIN + 1000
+      clock.advance(5 * MIN + 1000)
       await run()
       expect(fail.received).toHaveLength(3)
       log = (await deliveries(hook.json.id)).data[0]
@@ -157,7 +156,7 @@ describe('delivery', () => {
       await issue(s, t, facturaSimple())
       for (let i = 0; i < 9; i++) {
         await run()
-        offsetMs += 11 * 60 * MIN
+        clock.advance(11 * 60 * MIN)
       }
       expect(bad.received).toHaveLength(8)
       const log = (await deliveries(hook.json.id)).data[0]
@@ -259,7 +258,7 @@ describe('triggers', () => {
         await submit.runOnce(s.server.deps)
         await track.runOnce(s.server.deps)
         await run()
-        offsetMs += 10_000
+        clock.advance(10_000)
       }
       const byDte = new Map(finals.received.map((r) => [JSON.parse(r.body).data.dte.id, JSON.parse(r.body)]))
       expect(byDte.get(ok.json.id)).toMatchObject({ type: 'dte.accepted', data: { dte: { estado: 'aceptado' } } })
@@ -299,7 +298,7 @@ describe('triggers', () => {
 
   test('certificado.expiring at 30, 15, 7, 3 and 1 days left, once each', async () => {
     const exp = startReceiver()
-    const base = offsetMs
+    const base = clock.offsetMs
     try {
       const tenant = await s.tenant(testRut())
       await register({ url: exp.url, events: ['certificado.expiring'] }, tenant)
@@ -310,7 +309,7 @@ describe('triggers', () => {
         alertsJob.runOnce(s.server.deps)
         alertsJob.runOnce(s.server.deps) // a second run the same day adds nothing
         await run()
-        offsetMs += 86_400_000
+        clock.advance(86_400_000)
       }
       for (const r of exp.received) {
         const body = JSON.parse(r.body)
@@ -320,7 +319,7 @@ describe('triggers', () => {
       }
       expect(days).toEqual([20, 15, 7, 3, 1])
     } finally {
-      offsetMs = base
+      clock.offsetMs = base
       await exp.stop()
     }
   })

@@ -9,6 +9,7 @@ import { startSimulator, type RunningSimulator, type SimulatorOptions } from '..
 import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../../src/xml/envelope'
 import { signDte } from '../../src/xml/signature'
 import { buildTed } from '../../src/xml/ted'
+import { testClock, type TestClock } from '../support/clock'
 import { makeCertificate, makeTestCaf, testCa, type TestCaf } from '../support/pki'
 
 // Each upload runs the simulator's XSD validation (~140 ms warm, more on a loaded 2-core machine): room beyond bun's 5 s.
@@ -60,7 +61,7 @@ interface Harness {
   readonly sim: RunningSimulator
   readonly client: SiiClient
   readonly paths: string[]
-  advance(ms: number): void
+  readonly clock: TestClock
   /** Resolves once the simulator has recorded `n` envelopes (its `sii_simulator.envio` log), however slow it is. */
   envios(n: number): Promise<void>
   /** Another client on the same simulator, with its own timeout and token cache. */
@@ -73,12 +74,12 @@ afterAll(async () => {
 })
 
 async function harness(opts: Partial<SimulatorOptions> = {}, timeoutMs = 5_000): Promise<Harness> {
-  let now = new Date('2026-01-10T13:00:00Z').getTime()
+  const clock = testClock({ at: new Date('2026-01-10T13:00:00Z') })
   const paths: string[] = []
   let recorded = 0
   const waiting: Array<{ n: number; resolve: () => void }> = []
   const sim = await startSimulator({
-    processingDelayMs: 5_000, clock: () => new Date(now),
+    processingDelayMs: 5_000, clock: clock.now,
     log: (event, fields) => {
       if (event === 'sii_simulator.request') paths.push((fields as { path: string }).path)
       if (event !== 'sii_simulator.envio') return
@@ -90,8 +91,7 @@ async function harness(opts: Partial<SimulatorOptions> = {}, timeoutMs = 5_000):
   running.push(sim)
   const clientWith = (ms: number) => createSiiClient({ target: { kind: 'origin', origin: sim.url }, timeoutMs: ms })
   return {
-    sim, client: clientWith(timeoutMs), paths, clientWith,
-    advance: (ms) => { now += ms },
+    sim, client: clientWith(timeoutMs), paths, clientWith, clock,
     envios: (n) => (recorded >= n ? Promise.resolve() : new Promise<void>((resolve) => { waiting.push({ n, resolve }) })),
   }
 }
@@ -103,7 +103,7 @@ async function untilSettled(h: Harness, channel: SiiChannel, trackId: string): P
     const out = await h.client.queryEnvio(COMPANY, CREDS, channel, trackId)
     seen.push(out.kind === 'retry' ? `retry: ${out.reason}` : out.estado)
     if (out.kind !== 'pending') return { final: out, seen }
-    h.advance(1_000)
+    h.clock.advance(1_000)
   }
   throw new Error(`envelope ${trackId} still pending: ${seen.join(', ')}`)
 }
@@ -171,11 +171,11 @@ describe('SOAP channel against the simulator', () => {
     const h = await harness()
     const up = await h.client.upload(COMPANY, CREDS, 'soap', envelope([factura(8)], 'soap'), 'e.xml')
     expect(up.kind).toBe('received')
-    h.advance(TOKEN_TTL_MS + 60_000)  // past the simulator's token lifetime: the SII will say the token is invalid
+    h.clock.advance(TOKEN_TTL_MS + 60_000)  // past the simulator's token lifetime: the SII will say the token is invalid
     expect(await h.client.upload(COMPANY, CREDS, 'soap', envelope([factura(9)], 'soap'), 'e.xml')).toMatchObject({ kind: 'received' })
     expect(count(h.paths, '/CrSeed.jws')).toBe(2)
     expect(count(h.paths, '/DTEUpload')).toBe(3)
-    h.advance(TOKEN_TTL_MS + 60_000)
+    h.clock.advance(TOKEN_TTL_MS + 60_000)
     expect(await h.client.queryEnvio(COMPANY, CREDS, 'soap', trackIdOf(up))).toMatchObject({ kind: 'processed' })
     expect(count(h.paths, '/CrSeed.jws')).toBe(3)
     expect(count(h.paths, '/QueryEstUp.jws')).toBe(2)
@@ -207,7 +207,7 @@ describe('boleta channel against the simulator', () => {
   test('an expired REST token (HTTP 401) brings exactly one new token', async () => {
     const h = await harness()
     const up = await h.client.upload(COMPANY, CREDS, 'boleta', envelope([boleta(4)], 'boleta'), 'b.xml')
-    h.advance(TOKEN_TTL_MS + 60_000)
+    h.clock.advance(TOKEN_TTL_MS + 60_000)
     expect(await h.client.queryEnvio(COMPANY, CREDS, 'boleta', trackIdOf(up))).toMatchObject({ kind: 'processed' })
     expect(count(h.paths, 'boleta.electronica.token')).toBe(2)
   })

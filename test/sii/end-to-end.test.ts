@@ -2,12 +2,12 @@
 // HTTP and back to a final state (DESIGN §6), with faults, restarts and re-uploads. Time is an injected clock shared
 // with the in-process simulator, so "a minute later" is an argument, not a sleep.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Clock } from '../../src/clock'
 import type { EmitirDte } from '../../src/domain/emision'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
 import { startSimulator } from '../../src/sii/simulator/server'
 import { signDte } from '../../src/xml/signature'
+import { testClock, type TestClock } from '../support/clock'
 import { fixtureOfEachType as fixturesByType } from '../support/fixtures'
 import { facturaSimple, issue, provisionIssuer, signer } from '../support/issuance'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
@@ -16,14 +16,8 @@ const FINAL = ['aceptado', 'rechazado', 'con_reparos']
 const submit = siiSubmitJob(3_600_000)
 const track = siiTrackJob(3_600_000)
 
-function testClock() {
-  let offsetMs = 0
-  const clock: Clock = { now: () => new Date(Date.now() + offsetMs) }
-  return { clock, advance: (ms: number) => (offsetMs += ms) }
-}
-
 /** Runs the two jobs, advancing the clock, until every DTE is final (or the rounds run out). */
-async function drive(s: TestServer, t: ReturnType<typeof testClock>, ids: readonly string[], rounds = 60): Promise<Map<string, any>> {
+async function drive(s: TestServer, clock: TestClock, ids: readonly string[], rounds = 60): Promise<Map<string, any>> {
   const deps = s.server.deps
   const records = new Map<string, any>()
   for (let i = 0; i < rounds; i++) {
@@ -32,7 +26,7 @@ async function drive(s: TestServer, t: ReturnType<typeof testClock>, ids: readon
     records.clear()
     for (const id of ids) records.set(id, (await s.request('GET', `/api/v1/billing/dte/${id}`, { headers: { 'X-Api-Key': tenantOf.get(s)!.readKey } })).json)
     if ([...records.values()].every((r) => FINAL.includes(r.estado))) return records
-    t.advance(20_000)
+    clock.advance(20_000)
   }
   return records
 }
@@ -47,12 +41,12 @@ function fixtureOfEachType(): EmitirDte[] {
 }
 
 describe('through the in-process simulator', () => {
-  const t = testClock()
+  const clock = testClock()
   let s: TestServer
   let tenant: Tenant
 
   beforeAll(async () => {
-    s = await startTestServer({ clock: t.clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    s = await startTestServer({ clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
     tenant = await s.tenant(testRut())
     tenantOf.set(s, tenant)
     await provisionIssuer(s, tenant, { folios: 100 })
@@ -66,7 +60,7 @@ describe('through the in-process simulator', () => {
       expect(res.status).toBe(201)
       ids.push(res.json.id)
     }
-    const records = await drive(s, t, ids)
+    const records = await drive(s, clock, ids)
     for (const [, r] of records) {
       expect({ tipo: r.tipo_dte, estado: r.estado }).toEqual({ tipo: r.tipo_dte, estado: 'aceptado' })
       expect(r.tracking.track_id).toMatch(/^\d+$/)
@@ -82,7 +76,7 @@ describe('through the in-process simulator', () => {
     const rechazo = await issue(s, tenant, facturaSimple({ receptor: { rut: '88888888-8', razon_social: 'Rechazo SpA', giro: 'Pruebas', direccion: 'Calle 1', comuna: 'Santiago', ciudad: 'Santiago' } }))
     const reparo = await issue(s, tenant, facturaSimple({ receptor: { rut: '77777777-7', razon_social: 'Reparos Ltda', giro: 'Pruebas', direccion: 'Calle 2', comuna: 'Santiago', ciudad: 'Santiago' } }))
     const boleta = await issue(s, tenant, { tipo_dte: 39, receptor: { rut: '66666666-6', razon_social: 'Consumidor final' }, detalle: [{ nombre: 'Completo italiano', cantidad: 2, precio: 2500 }] })
-    const records = await drive(s, t, [rechazo.json.id, reparo.json.id, boleta.json.id])
+    const records = await drive(s, clock, [rechazo.json.id, reparo.json.id, boleta.json.id])
     expect(records.get(rechazo.json.id)).toMatchObject({ estado: 'rechazado', tracking: { rechazados: 1 } })
     expect(records.get(reparo.json.id)).toMatchObject({ estado: 'con_reparos', tracking: { reparos: 1 } })
     expect(records.get(boleta.json.id)).toMatchObject({ estado: 'aceptado' })
@@ -90,10 +84,10 @@ describe('through the in-process simulator', () => {
 
   test('auto_send false waits in firmado until POST /enviar; final states never change', async () => {
     const held = await issue(s, tenant, facturaSimple({ auto_send: false }))
-    await drive(s, t, [held.json.id], 3)
+    await drive(s, clock, [held.json.id], 3)
     expect((await s.request('GET', `/api/v1/billing/dte/${held.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json.estado).toBe('firmado')
     expect((await s.request('POST', `/api/v1/billing/dte/${held.json.id}/enviar`, { headers: { 'X-Api-Key': tenant.writeKey } })).status).toBe(202)
-    const done = await drive(s, t, [held.json.id])
+    const done = await drive(s, clock, [held.json.id])
     expect(done.get(held.json.id).estado).toBe('aceptado')
     // Nothing moves it again: a manual due date and more job runs leave it aceptado.
     s.server.deps.store.sqlite.run("UPDATE dtes SET next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [held.json.id])
@@ -107,7 +101,7 @@ describe('through the in-process simulator', () => {
     const row = s.server.deps.store.sqlite.query('SELECT xml FROM dtes WHERE id = ?').get(res.json.id) as { xml: Uint8Array }
     const tampered = Buffer.from(Buffer.from(row.xml).toString('latin1').replace('<MntTotal>', '<MntTotal>1'), 'latin1')
     s.server.deps.store.sqlite.run('UPDATE dtes SET xml = ? WHERE id = ?', [tampered, res.json.id])
-    const r = (await drive(s, t, [res.json.id])).get(res.json.id)
+    const r = (await drive(s, clock, [res.json.id])).get(res.json.id)
     expect(r.estado).toBe('rechazado')
     // The SII takes the file, then refuses the envelope for its signature (docs/sii-protocol.md §6.5 RFR).
     expect(r.tracking).toMatchObject({ estado_envio: 'RFR', glosa_sii: expect.stringContaining('Firma') })
@@ -121,7 +115,7 @@ describe('through the in-process simulator', () => {
     const unsigned = text.replace(/<Signature[\s\S]*<\/Signature>/, '')
     const forged = unsigned.replace(/<FRMT algoritmo="SHA1withRSA">(.)/, (_m, c: string) => `<FRMT algoritmo="SHA1withRSA">${c === 'A' ? 'B' : 'A'}`)
     s.server.deps.store.sqlite.run('UPDATE dtes SET xml = ? WHERE id = ?', [Buffer.from(signDte(forged, signer().signer), 'latin1'), res.json.id])
-    const r = (await drive(s, t, [res.json.id])).get(res.json.id)
+    const r = (await drive(s, clock, [res.json.id])).get(res.json.id)
     expect(r.estado).toBe('rechazado')
     // The envelope is processed with this document rejected; the SII never registers it as received.
     expect(r.tracking).toMatchObject({ estado_envio: 'EPR', informados: 1, aceptados: 0, rechazados: 1 })
@@ -139,7 +133,7 @@ describe('through the in-process simulator', () => {
     const again = (await s.request('GET', `/api/v1/billing/dte/${res.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json
     expect(again.tracking.codigo_sii).toBe('99')
     expect(again.tracking.track_id).toBe(first.tracking.track_id)
-    expect((await drive(s, t, [res.json.id])).get(res.json.id).estado).toBe('aceptado')
+    expect((await drive(s, clock, [res.json.id])).get(res.json.id).estado).toBe('aceptado')
   }, 60_000)
 
   test('GET /ready reports when the SII last answered', async () => {
@@ -150,9 +144,9 @@ describe('through the in-process simulator', () => {
 
 describe('restart mid-flight', () => {
   test('a DTE procesando when the server stops reaches its final state after a restart on the same data dir', async () => {
-    const t = testClock()
+    const clock = testClock()
     const dataDir = tempDir('timbre-restart-')
-    const first = await startTestServer({ clock: t.clock, dataDir, flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    const first = await startTestServer({ clock, dataDir, flags: { '--submit-every': '1h', '--track-every': '1h' } })
     const tenant = await first.tenant(testRut())
     tenantOf.set(first, tenant)
     await provisionIssuer(first, tenant, { tipos: [33], folios: 10 })
@@ -160,11 +154,11 @@ describe('restart mid-flight', () => {
     await submit.runOnce(first.server.deps)
     expect((await first.request('GET', `/api/v1/billing/dte/${res.json.id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json.estado).toBe('procesando')
     await first.stop()
-    const second = await startTestServer({ clock: t.clock, dataDir, flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    const second = await startTestServer({ clock, dataDir, flags: { '--submit-every': '1h', '--track-every': '1h' } })
     tenantOf.set(second, tenant)
     try {
-      t.advance(60_000)
-      expect((await drive(second, t, [res.json.id])).get(res.json.id).estado).toBe('aceptado')
+      clock.advance(60_000)
+      expect((await drive(second, clock, [res.json.id])).get(res.json.id).estado).toBe('aceptado')
     } finally {
       await second.stop()
     }
@@ -173,18 +167,18 @@ describe('restart mid-flight', () => {
 
 describe('with 30 % faults (an SII origin, DESIGN §2)', () => {
   test('every DTE still reaches a final state and tracking.intentos counts the retries', async () => {
-    const t = testClock()
+    const clock = testClock()
     let seed = 42
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
-    const simulator = await startSimulator({ port: 0, dataDir: null, clock: () => t.clock.now(), random, faults: { errorRate: 0.15, htmlRate: 0.1, hangRate: 0.05, hangMs: 3000 } })
-    const s = await startTestServer({ clock: t.clock, flags: { '--sii': simulator.url, '--submit-every': '1h', '--track-every': '1h' } })
+    const simulator = await startSimulator({ port: 0, dataDir: null, clock: clock.now, random, faults: { errorRate: 0.15, htmlRate: 0.1, hangRate: 0.05, hangMs: 3000 } })
+    const s = await startTestServer({ clock, flags: { '--sii': simulator.url, '--submit-every': '1h', '--track-every': '1h' } })
     try {
       const tenant = await s.tenant(testRut())
       tenantOf.set(s, tenant)
       await provisionIssuer(s, tenant, { tipos: [33, 39], folios: 50 })
       const ids: string[] = []
       for (let i = 0; i < 10; i++) ids.push((await issue(s, tenant, i % 2 ? facturaSimple() : { tipo_dte: 39, receptor: { rut: '66666666-6', razon_social: 'Consumidor final' }, detalle: [{ nombre: 'Empanada', cantidad: 3, precio: 1800 }] })).json.id)
-      const records = await drive(s, t, ids, 120)
+      const records = await drive(s, clock, ids, 120)
       for (const [, r] of records) expect(FINAL).toContain(r.estado)
       expect([...records.values()].some((r) => r.tracking.intentos > 1)).toBe(true)
     } finally {

@@ -3,23 +3,17 @@
 // not DNK with the peso total. Issued over HTTP, submitted and tracked by the real jobs through the in-process
 // simulator; time is an injected clock.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Clock } from '../../src/clock'
 import type { EmitirDte } from '../../src/domain/emision'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
 import { sameAmount } from '../../src/sii/simulator/queries'
+import { testClock } from '../support/clock'
 import { issue, provisionIssuer } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
 const FINAL = ['aceptado', 'rechazado', 'con_reparos']
 const submit = siiSubmitJob(3_600_000)
 const track = siiTrackJob(3_600_000)
-
-function testClock() {
-  let offsetMs = 0
-  const clock: Clock = { now: () => new Date(Date.now() + offsetMs) }
-  return { clock, advance: (ms: number) => (offsetMs += ms) }
-}
 
 const RECEPTOR = { rut: '55555555-5', razon_social: 'Andes Importers LLC', direccion: '1200 Brickell Ave, Suite 300', ciudad: 'Miami' }
 
@@ -43,12 +37,12 @@ function factura(overrides: Partial<EmitirDte> = {}): EmitirDte {
 }
 
 describe('foreign-currency exports through the in-process simulator', () => {
-  const t = testClock()
+  const clock = testClock()
   let s: TestServer
   let tenant: Tenant
 
   beforeAll(async () => {
-    s = await startTestServer({ clock: t.clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    s = await startTestServer({ clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
     tenant = await s.tenant(testRut())
     await provisionIssuer(s, tenant, { folios: 20, tipos: [110, 111, 112] })
   })
@@ -61,7 +55,7 @@ describe('foreign-currency exports through the in-process simulator', () => {
       await track.runOnce(s.server.deps)
       for (const id of ids) records.set(id, (await s.request('GET', `/api/v1/billing/dte/${id}`, { headers: { 'X-Api-Key': tenant.readKey } })).json)
       if ([...records.values()].every((r) => FINAL.includes(r.estado))) return records
-      t.advance(20_000)
+      clock.advance(20_000)
     }
     return records
   }

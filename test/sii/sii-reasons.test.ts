@@ -3,12 +3,12 @@
 // `tracking.glosa_sii`, its `historial_sii` (GET /dte/{id}) and the signed `dte.rejected` / `dte.repaired` webhook.
 // Time is an injected clock shared with the simulator (STYLE §5).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Clock } from '../../src/clock'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
 import { webhookDeliverJob } from '../../src/jobs/webhook-deliver'
 import { recepcionDte, respuesta, soapResponse } from '../../src/sii/simulator/soap'
 import { signDte } from '../../src/xml/signature'
+import { testClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer, signer } from '../support/issuance'
 import { startReceiver, type Receiver } from '../support/receiver'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
@@ -19,8 +19,7 @@ const submit = siiSubmitJob(3_600_000)
 const track = siiTrackJob(3_600_000)
 const deliver = webhookDeliverJob(3_600_000)
 
-let offsetMs = 0
-const clock: Clock = { now: () => new Date(Date.now() + offsetMs) }
+const clock = testClock()
 let s: TestServer
 let t: Tenant
 let rx: Receiver
@@ -50,7 +49,7 @@ async function untilFinal(id: string): Promise<any> {
       await deliver.runOnce(s.server.deps)
       return r
     }
-    offsetMs += 20_000
+    clock.advance(20_000)
   }
   throw new Error(`DTE ${id} never reached a final state`)
 }

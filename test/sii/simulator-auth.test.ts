@@ -3,10 +3,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
 import { parseXml } from '../../src/xml/latin1'
+import { testClock } from '../support/clock'
 import { makeCertificate, testCa } from '../support/pki'
-import { field, identity, restToken, signGetToken, soap, soapToken, testClock } from './simulator-helpers'
+import { field, identity, restToken, signGetToken, SIM_START, soap, soapToken } from './simulator-helpers'
 
-const clock = testClock()
+const clock = testClock({ at: SIM_START })
 let sim: RunningSimulator
 beforeAll(async () => {
   sim = await startSimulator({ clock: clock.now })

@@ -2,11 +2,12 @@
 // and detalle_rep_rech, the consulta of one boleta; 401 on a bad token; RPT with the first trackid on the same bytes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
+import { testClock } from '../support/clock'
 import { makeTestCaf } from '../support/pki'
-import { dte, envioBoleta, envioDte, restToken, testClock, uploadForm } from './simulator-helpers'
+import { dte, envioBoleta, envioDte, restToken, SIM_START, uploadForm } from './simulator-helpers'
 
 const DELAY = 2000
-const clock = testClock()
+const clock = testClock({ at: SIM_START })
 let sim: RunningSimulator
 let token: string
 beforeAll(async () => {

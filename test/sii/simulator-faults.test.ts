@@ -2,7 +2,8 @@
 // maintenance pages with HTTP 200, drawn from the injected random so a test knows exactly which request gets which.
 import { describe, expect, test } from 'bun:test'
 import { startSimulator } from '../../src/sii/simulator/server'
-import { field, soap, testClock } from './simulator-helpers'
+import { testClock } from '../support/clock'
+import { field, SIM_START, soap } from './simulator-helpers'
 
 /** mulberry32: a tiny seeded generator, so the sequence of draws is known in advance. */
 function seeded(seed: number): () => number {
@@ -26,7 +27,7 @@ function expected(draw: number): 'error' | 'hang' | 'html' | 'ok' {
 
 describe('faults', () => {
   test('each request gets the fault its draw says: 503, a late answer, an HTML page with 200, or the real answer', async () => {
-    const sim = await startSimulator({ clock: testClock().now, random: seeded(42), faults: FAULTS })
+    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, random: seeded(42), faults: FAULTS })
     const mirror = seeded(42)
     const seen: string[] = []
     const wanted: string[] = []
@@ -53,7 +54,7 @@ describe('faults', () => {
   }, 30_000)
 
   test('a hung request was processed: its answer arrives after hangMs (lost to a client that timed out)', async () => {
-    const sim = await startSimulator({ clock: testClock().now, random: () => 0.15, faults: { hangRate: 1, hangMs: 400 } })
+    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, random: () => 0.15, faults: { hangRate: 1, hangMs: 400 } })
     try {
       const aborted = await soap(sim.url, 'CrSeed', 'getSeed').catch(() => null)
       expect(field(aborted?.inner ?? null, 'SEMILLA')).toBe('000000000001')
@@ -68,7 +69,7 @@ describe('faults', () => {
   })
 
   test('stop() does not wait for pending hangs', async () => {
-    const sim = await startSimulator({ clock: testClock().now, random: () => 0, faults: { hangRate: 1, hangMs: 60_000 } })
+    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, random: () => 0, faults: { hangRate: 1, hangMs: 60_000 } })
     const pending = fetch(`${sim.url}/recursos/v1/boleta.electronica.semilla`).then((r) => r.status, () => 'closed')
     await Bun.sleep(100)
     const started = Date.now()
@@ -79,7 +80,7 @@ describe('faults', () => {
 
   test('rates of 0 never draw from random', async () => {
     let draws = 0
-    const sim = await startSimulator({ clock: testClock().now, random: () => (draws++, 0), faults: { errorRate: 0, hangRate: 0, htmlRate: 0 } })
+    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, random: () => (draws++, 0), faults: { errorRate: 0, hangRate: 0, htmlRate: 0 } })
     try {
       expect((await soap(sim.url, 'CrSeed', 'getSeed')).status).toBe(200)
       expect(draws).toBe(0)

@@ -1,4 +1,4 @@
-// Helpers of the simulator tests (test/sii/simulator*.test.ts): a controllable clock, SOAP and REST calls over real
+// Helpers of the simulator tests (test/sii/simulator*.test.ts): the instant their clocks start at, SOAP and REST calls over real
 // HTTP, a getToken signer of their own (xml-crypto's SignedXml, independent of the client's src/xml/seed-signature.ts,
 // so a bug in one does not hide in the other), and small schema-valid DTEs with real TEDs and signatures.
 import { SignedXml } from 'xml-crypto'
@@ -20,11 +20,8 @@ export function identity(): TestIdentity {
   return identityCache
 }
 
-/** A clock the test moves: `advance(ms)` is "later" without sleeping (STYLE §5). */
-export function testClock(start = new Date('2026-03-02T15:00:00Z')) {
-  let now = start.getTime()
-  return { now: () => new Date(now), advance: (ms: number) => void (now += ms) }
-}
+/** Where the simulator tests' clocks stand still until the test moves them: `testClock({ at: SIM_START })`. */
+export const SIM_START = new Date('2026-03-02T15:00:00Z')
 
 const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'

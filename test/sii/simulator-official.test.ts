@@ -12,8 +12,9 @@ import { verifyEnvelopeSignature } from '../../src/sii/simulator/xmldsig'
 import { authorityKeys } from '../../src/xml/authority-keys'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../src/xml/latin1'
 import { verifyXmlSignatures } from '../../src/xml/signature'
+import { testClock } from '../support/clock'
 import { OFFICIAL_EXAMPLE_FILE, SCHEMAS } from '../support/xml-tools'
-import { dteUpload, estUp, field, fields, soap, soapToken, testClock } from './simulator-helpers'
+import { dteUpload, estUp, field, fields, SIM_START, soap, soapToken } from './simulator-helpers'
 
 const EXAMPLE = new Uint8Array(readFileSync(OFFICIAL_EXAMPLE_FILE))
 const KEYS = authorityKeys({ allowSimulator: true })
@@ -63,7 +64,7 @@ describe('the SII\'s example envelope', () => {
   })
 
   test('uploaded with a token of its RutEnvia 7880442-4: STATUS 0, then EPR, accepted with reparos (receptor 77777777-7)', async () => {
-    const sim = await startSimulator({ clock: testClock().now, processingDelayMs: 0 })
+    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, processingDelayMs: 0 })
     try {
       const token = await soapToken(sim.url)  // the test identity's certificate names 07880442-4, like the example's
       const up = await dteUpload(sim.url, token, EXAMPLE, '7880442-4', '97975000-5')

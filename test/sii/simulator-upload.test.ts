@@ -4,14 +4,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../src/xml/latin1'
+import { testClock } from '../support/clock'
 import { makeCertificate, makeTestCaf, testCa, testCafAuthority } from '../support/pki'
 import { tempDir } from '../support/server'
 import {
-  caf, dte, dteUpload, envioBoleta, envioDte, estUp, field, fields, SENDER, soap, soapToken, testClock,
+  caf, dte, dteUpload, envioBoleta, envioDte, estUp, field, fields, SENDER, SIM_START, soap, soapToken,
 } from './simulator-helpers'
 
 const DELAY = 5000
-const clock = testClock()
+const clock = testClock({ at: SIM_START })
 let sim: RunningSimulator
 let token: string
 beforeAll(async () => {
@@ -300,7 +301,7 @@ describe('state survives a restart when a data dir is given', () => {
   test('tokens, track ids and received folios persist in <dataDir>/sii-simulator.db', async () => {
     const dir = tempDir()
     try {
-      const c = testClock()
+      const c = testClock({ at: SIM_START })
       const first = await startSimulator({ dataDir: dir, clock: c.now, processingDelayMs: 1000 })
       const t = await soapToken(first.url)
       const up = await dteUpload(first.url, t, envioDte([dte({ folio: 950, caf: makeTestCaf({ tipoDte: 33, folioDesde: 950, folioHasta: 960 }).caf })]))
