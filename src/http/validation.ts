@@ -91,12 +91,18 @@ function classify(e: ValueError): { code: DetailCode; rank: number } {
   return { code: 'INVALID_TYPE', rank: 4 }
 }
 
+/** At most this many fields are reported: enough to fix a request, bounded for one that is hostile. */
+export const MAX_DETAILS = 100
+
 /** Every failing field once, in the order first seen, with its most telling code (DESIGN §5). */
 export function fieldErrorsFromTypeBox(errors: Iterable<ValueError>, prefix = ''): FieldError[] {
   const byField = new Map<string, { error: FieldError; rank: number }>()
   for (const e of errors) {
     const path = pointerToDotPath(e.path)
     const field = prefix && path ? `${prefix}.${path}` : prefix || path || '(body)'
+    // TypeBox yields errors lazily: stop at MAX_DETAILS fields, so a body of a million bad list items costs no more
+    // than a hundred (issue 12: no single request may hold the event loop).
+    if (!byField.has(field) && byField.size >= MAX_DETAILS) break
     const { code, rank } = classify(e)
     const seen = byField.get(field)
     if (seen && seen.rank <= rank) continue

@@ -11,7 +11,8 @@ export const TipoDteSchema = Type.Union(
 export const SubirCafBody = Type.Object(
   {
     tipo_dte: TipoDteSchema,
-    caf_xml: Type.String({ minLength: 1, maxLength: 1_000_000, description: 'XML del CAF tal como lo entrega el SII, o en base64.' }),
+    // A real CAF is about 2 KB (3 KB in base64): 64 KB bounds what the XML parser reads on the event loop (issue 12).
+    caf_xml: Type.String({ minLength: 1, maxLength: 65_536, description: 'XML del CAF tal como lo entrega el SII, o en base64.' }),
   },
   { additionalProperties: false },
 )

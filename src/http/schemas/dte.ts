@@ -6,7 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { FieldError } from '../../errors'
 import { MONEDAS, TIPOS_DTE, type EmitirDte } from '../../domain/emision'
 import { checkEmision, checkSalvagedEmision } from '../../domain/emision-rules'
-import { fieldErrorsFromTypeBox, mergeDetails, withoutFields } from '../validation'
+import { fieldErrorsFromTypeBox, MAX_DETAILS, mergeDetails, withoutFields } from '../validation'
 import { DATE_PATTERN } from './common'
 
 // Enumerations are unions of literals, never t.UnionEnum, which injects a default (docs/stack-notes.md "Elysia and TypeBox").
@@ -203,6 +203,9 @@ export function validateEmision(input: unknown, today: string): { ok: true; valu
     return errors.length > 0 ? { ok: false, errors } : { ok: true, value: input }
   }
   const shape = fieldErrorsFromTypeBox(compiled.Errors(input))
+  // A list past its bound (TOO_MANY), or a body with MAX_DETAILS failing fields, is far from valid and may be huge:
+  // the rules would walk all of it on the event loop for nothing the integrator needs yet.
+  if (shape.length >= MAX_DETAILS || shape.some((e) => e.code === 'TOO_MANY')) return { ok: false, errors: shape }
   const salvaged = withoutFields(input, shape.map((e) => e.field))
   // Typed only in part (checkSalvagedEmision says how it copes); the cast is the honest name of that.
   const rules = salvaged === null ? [] : checkSalvagedEmision(salvaged as EmitirDte, today)
