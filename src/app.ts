@@ -17,36 +17,6 @@ export async function loadKeyring(dataDir: string, publicKeyPaths: readonly stri
   return buildKeyring(privateKey, publicKeyOf(privateKey), publicKeyPaths.map(readPublicKeyFile))
 }
 
-/**
- * The SII client the config names; with `simulado`, the simulator runs in this process on a loopback port (DESIGN §9).
- * Whatever the target, the demo company's calls go to an in-process simulator, started at its first call (DESIGN §10:
- * the demo company never talks to the real SII).
- */
-async function connectSii(config: Config, log: Logger, clock: Clock): Promise<{ client: SiiClient; simulatorUrl: string | null; stop(): Promise<void> }> {
-  const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
-  const simulate = () => startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
-  const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, log: logSii })
-  if (config.sii.kind === 'simulado') {
-    const simulator = await simulate()
-    return { client: clientOf(simulator), simulatorUrl: simulator.url, stop: () => simulator.stop() }
-  }
-  let demoSimulator: Promise<RunningSimulator> | null = null
-  const demoClient = async () => clientOf(await (demoSimulator ??= simulate()))
-  const real = createSiiClient({ target: config.sii, log: logSii })
-  const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : real)
-  return {
-    client: {
-      upload: async (company, ...rest) => (await clientFor(company)).upload(company, ...rest),
-      queryEnvio: async (company, ...rest) => (await clientFor(company)).queryEnvio(company, ...rest),
-      queryDte: async (company, ...rest) => (await clientFor(company)).queryDte(company, ...rest),
-    },
-    simulatorUrl: null,
-    stop: async () => {
-      if (demoSimulator) await (await demoSimulator).stop()
-    },
-  }
-}
-
 /** Remembers when the SII last gave a real answer (anything but a passing fault), for GET /ready. */
 function withHealth(client: SiiClient, clock: Clock): { client: SiiClient; lastOkAt(): string | null } {
   let lastOk: string | null = null
@@ -60,6 +30,56 @@ function withHealth(client: SiiClient, clock: Clock): { client: SiiClient; lastO
       upload: async (...args) => seen(await client.upload(...args)),
       queryEnvio: async (...args) => seen(await client.queryEnvio(...args)),
       queryDte: async (...args) => seen(await client.queryDte(...args)),
+    },
+  }
+}
+
+interface ConnectedSii {
+  readonly client: SiiClient
+  /** When the configured target last answered: the demo's simulator does not count (GET /ready). */
+  readonly health: { lastOkAt(): string | null }
+  readonly simulatorUrl: string | null
+  stop(): Promise<void>
+}
+
+/**
+ * The SII client the config names; with `simulado`, the simulator runs in this process on a loopback port (DESIGN §9).
+ * Whatever the target, the demo company's calls go to an in-process simulator, started at its first call (DESIGN §10:
+ * the demo company never talks to the real SII). Each client is made once, so its token cache lives as long as it
+ * (DESIGN §6: one token per certificate and channel); a simulator that failed to start is tried again next time.
+ */
+async function connectSii(config: Config, log: Logger, clock: Clock): Promise<ConnectedSii> {
+  const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
+  const simulate = () => startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
+  const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, log: logSii })
+  if (config.sii.kind === 'simulado') {
+    const simulator = await simulate()
+    const target = withHealth(clientOf(simulator), clock)
+    return { client: target.client, health: target, simulatorUrl: simulator.url, stop: () => simulator.stop() }
+  }
+  let demo: Promise<{ simulator: RunningSimulator; client: SiiClient }> | null = null
+  const demoClient = async (): Promise<SiiClient> => {
+    demo ??= simulate().then((simulator) => ({ simulator, client: clientOf(simulator) }))
+    try {
+      return (await demo).client
+    } catch (err) {
+      demo = null
+      throw err
+    }
+  }
+  const target = withHealth(createSiiClient({ target: config.sii, log: logSii }), clock)
+  const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : target.client)
+  return {
+    client: {
+      upload: async (company, ...rest) => (await clientFor(company)).upload(company, ...rest),
+      queryEnvio: async (company, ...rest) => (await clientFor(company)).queryEnvio(company, ...rest),
+      queryDte: async (company, ...rest) => (await clientFor(company)).queryDte(company, ...rest),
+    },
+    health: target,
+    simulatorUrl: null,
+    stop: async () => {
+      const started = demo === null ? null : await demo.catch(() => null)
+      await started?.simulator.stop()
     },
   }
 }
@@ -87,9 +107,8 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     const vault = openVault({ store }, { masterKeyFromEnv: config.masterKey })
     const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
     const sii = await connectSii(config, log, clock)
-    const health = withHealth(sii.client, clock)
     const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
-    const deps: Deps = { store, clock, log, config, keyring, vault, sii: health.client, siiTiming, siiHealth: health }
+    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, siiTiming, siiHealth: sii.health }
     return {
       deps,
       simulatorUrl: sii.simulatorUrl,

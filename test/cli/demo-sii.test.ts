@@ -41,6 +41,9 @@ test('serve --demo with another SII target: the demo invoice is accepted by the 
     }
     expect(estado).toBe('aceptado')
     expect(reached).toEqual([])
+    // GET /ready speaks of the configured SII: the demo's simulator answering does not make it look healthy.
+    const ready = (await (await fetch(`${p.url}/ready`)).json()) as { sii: { last_ok_at: string | null } }
+    expect(ready.sii.last_ok_at).toBeNull()
   } finally {
     expect(await p.terminate()).toBe(0)
   }

@@ -18,7 +18,7 @@ setDefaultTimeout(30_000)
 const EMISOR = '76543210-3'
 const FIRMANTE = '7880442-4'
 const identity = makeCertificate({ rut: '07880442-4', issuer: testCa() })
-const COMPANY: SiiCompany = { rut: EMISOR, ambiente: 'certificacion' }
+const COMPANY: SiiCompany = { rut: EMISOR, ambiente: 'certificacion', isDemo: false }
 const CREDS: SiiCredentials = { certificateId: 'cert-sim', rutFirmante: FIRMANTE, signer: identity.signer }
 const CAFS: Readonly<Record<33 | 39, TestCaf>> = { 33: makeTestCaf({ tipoDte: 33 }), 39: makeTestCaf({ tipoDte: 39 }) }
 const FECHA = '2026-01-10'

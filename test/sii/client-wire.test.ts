@@ -35,7 +35,7 @@ afterAll(() => server.stop(true))
 const ORIGIN = `http://127.0.0.1:${server.port}`
 
 const identity = makeCertificate({ rut: '07880442-4', issuer: testCa() })
-const COMPANY: SiiCompany = { rut: '76543210-3', ambiente: 'certificacion' }
+const COMPANY: SiiCompany = { rut: '76543210-3', ambiente: 'certificacion', isDemo: false }
 const CREDS: SiiCredentials = { certificateId: 'cert-1', rutFirmante: '7880442-4', signer: identity.signer }
 const text = (s: Seen) => Buffer.from(s.body).toString('latin1')
 const calls = (path: string) => seen.filter((s) => s.path.startsWith(path))

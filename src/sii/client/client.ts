@@ -20,8 +20,8 @@ export interface SiiCompany {
   /** Canonical `12345678-K`. */
   readonly rut: string
   readonly ambiente: 'certificacion' | 'produccion'
-  /** The demo company (DESIGN §10): the composition root routes it to the simulator whatever the SII target. */
-  readonly isDemo?: boolean
+  /** The demo company (DESIGN §10): the composition root routes it to the simulator whatever the SII target. Required, so no caller can forget it. */
+  readonly isDemo: boolean
 }
 
 export interface SiiCredentials {
