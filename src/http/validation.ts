@@ -61,7 +61,9 @@ function rangeMessage(e: ValueError): string {
   if (s.maximum !== undefined && s.minimum !== undefined) return `Debe estar entre ${String(s.minimum)} y ${String(s.maximum)}.`
   if (s.maximum !== undefined) return `Debe ser como máximo ${String(s.maximum)}.`
   if (s.minimum !== undefined) return `Debe ser como mínimo ${String(s.minimum)}.`
+  if (s.exclusiveMinimum !== undefined && s.exclusiveMaximum !== undefined) return `Debe ser mayor que ${String(s.exclusiveMinimum)} y menor que ${String(s.exclusiveMaximum)}.`
   if (s.exclusiveMinimum !== undefined) return `Debe ser mayor que ${String(s.exclusiveMinimum)}.`
+  if (s.exclusiveMaximum !== undefined) return `Debe ser menor que ${String(s.exclusiveMaximum)}.`
   return 'Fuera de rango.'
 }
 

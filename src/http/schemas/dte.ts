@@ -48,7 +48,8 @@ const LineaSchema = Type.Object(
     nombre: text(200, 'Nombre del ítem (el XML usa los primeros 80).', 1),
     dsc_item: Type.Optional(text(1000, 'Descripción del ítem.')),
     cantidad: Type.Optional(
-      Type.Number({ minimum: 0.000001, maximum: 999999999999.999999, description: 'Cantidad; hasta 6 decimales. Solo se omite en correcciones de texto (codigo_ref 2) o con monto_item.' }),
+      // QtyItem is at most 999999999999.999999 (DTE_v10.xsd); as a JSON number that maximum is 1e12 itself, so the bound is exclusive.
+      Type.Number({ minimum: 0.000001, exclusiveMaximum: 1_000_000_000_000, description: 'Cantidad, menor que 10^12; hasta 6 decimales. Solo se omite en correcciones de texto (codigo_ref 2) o con monto_item.' }),
     ),
     unidad: Type.Optional(text(4, 'Unidad de medida (UN, KG, LT…).')),
     // A number, not an integer: in a foreign currency prices take up to 4 decimals (DESIGN §12 "Exports"); the rules

@@ -378,6 +378,8 @@ const shapeCases: ShapeCase[] = [
   ['detalle.0.unidad', 'TOO_LONG', (b) => set(b, 'detalle.0.unidad', 'CAJAS')],
   ['detalle.0.tipo_doc_liq', 'TOO_LONG', (b) => set(b, 'detalle.0.tipo_doc_liq', '3333')],
   ['detalle.0.cantidad', 'OUT_OF_RANGE', (b) => set(b, 'detalle.0.cantidad', 0)],
+  // 999999999999.999999, QtyItem's maximum, is 1e12 as a JSON number: past the XSD, refused (it used to be signed).
+  ['detalle.0.cantidad', 'OUT_OF_RANGE', (b) => set(b, 'detalle.0.cantidad', 999999999999.999999)],
   ['detalle.0.cantidad', 'INVALID_TYPE', (b) => set(b, 'detalle.0.cantidad', '2')],
   ['detalle.0.precio', 'INVALID_TYPE', (b) => set(b, 'detalle.0.precio', 10.5)],
   ['detalle.0.precio', 'INVALID_TYPE', (b) => set(b, 'detalle.0.precio', '1000')],
