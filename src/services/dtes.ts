@@ -163,9 +163,10 @@ export interface SiiAnswer {
 
 /**
  * Appends the answer to the DTE's `historial_sii`, in the caller's transaction (so `db`, not deps: a step of the SII
- * jobs' use cases, with their instant as `at`). Every upload answer is kept; a status
- * (envelope or document) only when it differs from the latest one of its kind, so tracking's polls (30 s to 30 min,
- * for as long as the SII takes) add a line when the SII says something new, not at every question.
+ * jobs' use cases, with their instant as `at`). An answer is kept only when it differs from the latest one of its
+ * kind (upload, envelope status, document status), so tracking's polls (30 s to 30 min, for as long as the SII takes)
+ * and the upload retries of a DTE the SII keeps refusing (STATUS 1 or 6, retried forever) add a line when the SII says
+ * something new, not at every question; `tracking.intentos` still counts every upload.
  */
 export function recordSiiAnswer(db: Db, dte: Pick<DteRow, 'id' | 'empresa_id'>, answer: SiiAnswer, at: string): void {
   const row = {
@@ -174,10 +175,8 @@ export function recordSiiAnswer(db: Db, dte: Pick<DteRow, 'id' | 'empresa_id'>, 
     num_atencion: answer.numAtencion ?? null, estadistica: answer.estadistica ? answer.estadistica.map((g) => ({ ...g })) : null,
     motivos: [...answer.motivos],
   }
-  if (answer.operacion !== 'upload') {
-    const last = lastTrackingEvent(db, dte.empresa_id, dte.id, answer.operacion)
-    if (last && sameStatus(last, row)) return
-  }
+  const last = lastTrackingEvent(db, dte.empresa_id, dte.id, answer.operacion)
+  if (last && sameStatus(last, row)) return
   insertTrackingEvent(db, row)
 }
 
