@@ -78,6 +78,24 @@ export interface Transicion {
   readonly espera: Espera
 }
 
+/**
+ * When the SII jobs look at the DTE next, after a transition (DESIGN §6): never once final, at once when nothing is to
+ * be waited for, else after the back-off of its kind for this `attempt` (1 for the first upload or query).
+ */
+export function nextAttemptAt(next: Transicion, now: Date, attempt: number, timing: SiiTiming): Date | null {
+  if (isFinal(next.estado)) return null
+  if (next.espera === 'ninguna') return now
+  return new Date(now.getTime() + backoffMs(attempt, timing[next.espera]))
+}
+
+/**
+ * What the submission job takes (DESIGN §6 rows 1–2): `enviando`, and `firmado` with auto_send; `firmado` with
+ * auto_send false stays until `POST /dte/{id}/enviar`. db/dte-store.ts findDueForSubmission says the same in SQL.
+ */
+export function isTakenBySubmission(estado: EstadoDte, autoSend: boolean): boolean {
+  return estado === 'enviando' || (estado === 'firmado' && autoSend)
+}
+
 /** firmado → enviando: `POST /dte/{id}/enviar`, or the submission job taking a DTE with auto_send. Null: not sendable. */
 export function onSubmissionRequested(estado: EstadoDte): 'enviando' | null {
   return estado === 'firmado' ? 'enviando' : null

@@ -6,7 +6,7 @@ import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { findEnvio, insertEnvio, setEnvioTrackId } from '../db/envio-store'
 import type { DteRow, EmpresaRow, EnvioRow } from '../db/schema'
-import { afterUpload, backoffMs, ESTADOS_POR_ENVIAR, isFinal, siiTimingFor, type SiiTiming, type Transicion } from '../domain/estados'
+import { afterUpload, ESTADOS_POR_ENVIAR, isFinal, nextAttemptAt, siiTimingFor, type SiiTiming } from '../domain/estados'
 import { TIPOS } from '../domain/tipos'
 import type { TipoDte } from '../domain/emision'
 import { TimbreError } from '../errors'
@@ -67,21 +67,12 @@ function envelopeFor(deps: SubmitDeps, dte: DteRow, empresa: EmpresaRow, creds: 
   )
 }
 
-/**
- * When the SII jobs look at the DTE next, after a transition (DESIGN §6): never again once final, at once when nothing
- * is to be waited for, else after the back-off of its kind for this `attempt` (1 for the first).
- */
-export function nextAttemptAt(next: Transicion, now: Date, attempt: number, timing: SiiTiming): string | null {
-  if (isFinal(next.estado)) return null
-  if (next.espera === 'ninguna') return isoTimestamp(now)
-  return isoTimestamp(new Date(now.getTime() + backoffMs(attempt, timing[next.espera])))
-}
-
 /** The upload's outcome applied to the DTE: its transition (domain/estados.ts) and what it records. `attempt` is this upload's number. */
 export function patchAfterUpload(outcome: UploadOutcome, attempt: number, trackIdBefore: string | null, now: Date, timing: SiiTiming): Partial<NewDte> {
   const at = isoTimestamp(now)
   const next = afterUpload(outcome)
-  const base = { estado: next.estado, intentos: attempt, updated_at: at, next_attempt_at: nextAttemptAt(next, now, attempt, timing) }
+  const nextAt = nextAttemptAt(next, now, attempt, timing)
+  const base = { estado: next.estado, intentos: attempt, updated_at: at, next_attempt_at: nextAt === null ? null : isoTimestamp(nextAt) }
   switch (outcome.kind) {
     case 'received':
       return { ...base, track_id: outcome.trackId, estado_envio: 'REC', codigo_sii: '0', glosa_sii: 'Upload OK', consultas: 0 }

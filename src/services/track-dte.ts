@@ -6,7 +6,7 @@
 import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import type { DteRow } from '../db/schema'
-import { afterDocumentStatus, afterEnvioStatus, backoffMs, ESTADOS_EN_EL_SII, isFinal, type BackoffPolicy, type EstadoFinal } from '../domain/estados'
+import { afterDocumentStatus, afterEnvioStatus, ESTADOS_EN_EL_SII, isFinal, nextAttemptAt, type EstadoFinal, type SiiTiming, type Transicion } from '../domain/estados'
 import {
   glosaDeMotivos, isReparo, uniqueMotivos,
   type DteStatusOutcome, type EnvioDocumento, type EnvioOutcome, type MotivoSii, type SiiChannel,
@@ -102,10 +102,15 @@ function finalGlosa(
     .join('; ')
 }
 
-function laterPatch(dte: DteRow, now: Date, policy: BackoffPolicy, extra: Partial<NewDte> = {}): Partial<NewDte> {
+/** A query that changed nothing final: the transition's state and its wait, counted as one more query (DESIGN §6). */
+function laterPatch(dte: DteRow, now: Date, timing: SiiTiming, next: Transicion, extra: Partial<NewDte> = {}): Partial<NewDte> {
   const consultas = dte.consultas + 1
-  return { consultas, next_attempt_at: isoTimestamp(new Date(now.getTime() + backoffMs(consultas, policy))), updated_at: isoTimestamp(now), ...extra }
+  const nextAt = nextAttemptAt(next, now, consultas, timing)
+  return { estado: next.estado, consultas, next_attempt_at: nextAt === null ? null : isoTimestamp(nextAt), updated_at: isoTimestamp(now), ...extra }
 }
+
+/** Still with the SII and nothing to go on (no certificate to ask with): query again after the tracking back-off. */
+const STILL_PROCESANDO: Transicion = { estado: 'procesando', espera: 'track' }
 
 // MontoDte is the document's MntTotal (docs/sii-protocol.md §6.6): for an export, its own total in its currency, not the
 // peso `monto_total`, or the SII answers DNK "Datos No Coinciden" (DESIGN §12 "Exports"). The stored text is the XML's
@@ -129,9 +134,12 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
   const envio = await deps.sii.queryEnvio(company, creds, canal, trackId!)
   switch (envio.kind) {
     case 'retry':
-      return { patch: laterPatch(dte, now, deps.siiTiming.track), answers: [] }
+      return { patch: laterPatch(dte, now, deps.siiTiming, afterEnvioStatus(envio, undefined)), answers: [] }
     case 'pending':
-      return { patch: laterPatch(dte, now, deps.siiTiming.track, { estado_envio: envio.estado, glosa_sii: envio.glosa }), answers: [envioAnswer(canal, trackId, envio, [])] }
+      return {
+        patch: laterPatch(dte, now, deps.siiTiming, afterEnvioStatus(envio, undefined), { estado_envio: envio.estado, glosa_sii: envio.glosa }),
+        answers: [envioAnswer(canal, trackId, envio, [])],
+      }
     case 'rejected': {
       // The whole envelope refused (RSC, RCT, RFR, …): its reasons, or this document's line of the REST detail.
       const line = lineOf(envio.detalle, dte)
@@ -177,11 +185,11 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
 async function trackByDocument(deps: TrackDeps, dte: DteRow, company: SiiCompany, creds: SiiCredentials, now: Date): Promise<Tracked> {
   const at = isoTimestamp(now)
   const doc = await documentStatus(deps, company, creds, dte)
-  if (doc.kind === 'retry') return { patch: laterPatch(dte, now, deps.siiTiming.track), answers: [] }
+  const next = afterDocumentStatus(doc)
+  if (doc.kind === 'retry') return { patch: laterPatch(dte, now, deps.siiTiming, next), answers: [] }
   const answers = [documentAnswer(channelOf(dte.tipo_dte), null, doc)]
   const siiStatus = { ...statusFromDocument(doc, null, doc.motivos, at) }
-  const next = afterDocumentStatus(doc)
-  if (!isFinal(next.estado)) return { patch: laterPatch(dte, now, deps.siiTiming.track, { sii_status: siiStatus }), answers }
+  if (!isFinal(next.estado)) return { patch: laterPatch(dte, now, deps.siiTiming, next, { sii_status: siiStatus }), answers }
   const estado = next.estado
   return { patch: { estado, glosa_sii: glosaDeMotivos(doc.motivos) ?? doc.glosaEstado, sii_status: siiStatus, next_attempt_at: null, updated_at: at }, answers }
 }
@@ -194,7 +202,7 @@ export async function trackDte(configured: TrackDeps, input: { dteId: string; em
   if (!dte || dte.empresa_id !== empresaId) return 'skipped'
   const { deps, company, creds } = siiContextOf(configured, dte, now)
   if (!creds) {
-    updateDteIf(deps.store.db, dte.id, ESTADOS_EN_EL_SII, laterPatch(dte, now, deps.siiTiming.track))
+    updateDteIf(deps.store.db, dte.id, ESTADOS_EN_EL_SII, laterPatch(dte, now, deps.siiTiming, STILL_PROCESANDO))
     return 'procesando'
   }
   const { patch, answers } = dte.track_id ? await trackByEnvelope(deps, dte, company, creds, now) : await trackByDocument(deps, dte, company, creds, now)

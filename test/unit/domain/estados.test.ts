@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import {
   afterDocumentStatus, afterEnvioStatus, afterUpload, backoffMs, ESTADOS_DTE, ESTADOS_EN_EL_SII, ESTADOS_FINALES, ESTADOS_POR_ENVIAR,
-  isFinal, onSubmissionRequested, SII_TIMING, type Espera, type EstadoDte,
+  isFinal, isTakenBySubmission, nextAttemptAt, onSubmissionRequested, SII_TIMING, type Espera, type EstadoDte,
 } from '../../../src/domain/estados'
 import type { DteStatusOutcome, EnvioOutcome, MotivoSii, UploadOutcome } from '../../../src/domain/sii-respuestas'
 import { ENVIO_ESTADOS, UPLOAD_STATUS } from '../../../src/sii/client/codes'
@@ -38,7 +38,8 @@ type Row = readonly [from: EstadoDte, event: string, to: EstadoDte, espera: Espe
 
 // DESIGN §6 "DTE states", in its order.
 const TABLE: readonly Row[] = [
-  ['firmado', 'taken by the submission job or POST /dte/{id}/enviar', 'enviando', null, () => ({ estado: onSubmissionRequested('firmado')! })],
+  ['firmado', 'taken by the submission job (auto_send true) or POST /dte/{id}/enviar', 'enviando', null, () => (isTakenBySubmission('firmado', true) ? { estado: onSubmissionRequested('firmado')! } : null)],
+  ['firmado', 'auto_send false, nothing else', 'firmado', null, () => (isTakenBySubmission('firmado', false) ? null : { estado: 'firmado' })],
   ['enviando', 'upload STATUS 0 with a track id', 'procesando', 'ninguna', () => afterUpload(upload(UPLOAD_STATUS['0']!.kind as UploadOutcome['kind']))],
   ['enviando', 'upload STATUS 99 (already received)', 'procesando', 'ninguna', () => afterUpload(upload(UPLOAD_STATUS['99']!.kind as UploadOutcome['kind']))],
   ['enviando', 'boleta envío RPT (already received)', 'procesando', 'ninguna', () => afterUpload(upload('already_received'))],
@@ -65,12 +66,21 @@ const TABLE: readonly Row[] = [
 
 describe('DESIGN §6, row by row', () => {
   test.each(TABLE.map((r) => [r[0], r[1], r[2], r[3], r[4]] as const))('%s + %s → %s (wait: %s)', (from, _event, to, espera, apply) => {
-    expect(ESTADOS_DTE).toContain(from)
-    const next = apply()!
-    expect(next.estado).toBe(to)
-    if (espera !== null) expect(next.espera).toBe(espera)
-    // A final state is reached with nothing left to wait for.
-    if (isFinal(to)) expect(next.espera).toBe('ninguna')
+    // The row's "from" is a state the job that applies it takes (or POST /enviar, for firmado).
+    expect(from === 'firmado' || (ESTADOS_POR_ENVIAR as readonly string[]).includes(from) || (ESTADOS_EN_EL_SII as readonly string[]).includes(from)).toBe(true)
+    const next = apply()
+    expect(next).not.toBeNull()
+    expect(next!.estado).toBe(to)
+    if (espera !== null) expect(next!.espera).toBe(espera)
+    // A final state is reached with nothing left to wait for; the jobs then never look at it again.
+    if (isFinal(to)) expect(next!.espera).toBe('ninguna')
+    if (next!.espera !== undefined) {
+      const now = new Date('2026-06-01T12:00:00Z')
+      const at = nextAttemptAt({ estado: next!.estado, espera: next!.espera }, now, 1, SII_TIMING)
+      if (isFinal(to)) expect(at).toBeNull()
+      else if (next!.espera === 'ninguna') expect(at).toEqual(now)
+      else expect(at!.getTime() - now.getTime()).toBe(SII_TIMING[next!.espera as Exclude<Espera, 'ninguna'>].firstMs)
+    }
   })
 
   test('only firmado can be sent; final states never change (no job takes them, no request moves them)', () => {
