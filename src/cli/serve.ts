@@ -63,7 +63,7 @@ function printDemo(deps: Deps, baseUrl: string): void {
       `API key de escritura de la demo: ${outcome.apiKey}`,
       'Pruebe:',
       `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/empresa`,
-      'Emita una primera factura (repetir el mismo comando no duplica, tampoco tras reiniciar: la Idempotency-Key es la misma):',
+      'Emita una primera factura (repetir el mismo comando en las 24 h siguientes no duplica, tampoco tras reiniciar: la Idempotency-Key es la misma):',
       `  curl -s -X POST ${baseUrl}/api/v1/billing/dte -H 'X-Api-Key: ${outcome.apiKey}' -H 'Content-Type: application/json' -H 'Idempotency-Key: ${outcome.invoiceIdempotencyKey}' -d '${JSON.stringify(DEMO_INVOICE)}'`,
       `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/dte`,
       `Documentación de la API: ${baseUrl}/docs`,

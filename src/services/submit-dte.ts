@@ -133,7 +133,6 @@ export function siiCredentials(deps: Pick<Deps, 'store' | 'vault'>, input: { emp
 
 export type SubmitResult = 'procesando' | 'rechazado' | 'enviando' | 'waiting_certificate' | 'skipped'
 
-/** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
 /**
  * What both SII jobs need of a claimed DTE's company: the company as the SII client sees it (the demo is routed to the
  * simulator, DESIGN §10), its pace (the demo keeps the simulator's back-offs), and the active certificate's credentials
@@ -151,6 +150,7 @@ export function siiContextOf<D extends Pick<Deps, 'store' | 'vault' | 'siiTiming
   return { deps, empresa, company, creds: siiCredentials(deps, { empresaId: dte.empresa_id, now }) }
 }
 
+/** One DTE through one upload attempt. Safe to run beside another process: every write checks the estado it expects. */
 export async function submitDte(configured: SubmitDeps, input: { dteId: string; empresaId: string }): Promise<SubmitResult> {
   const { dteId, empresaId } = input
   const now = configured.clock.now()

@@ -76,6 +76,8 @@ describe('sealed secrets and the master key (DESIGN §3)', () => {
     const p = await startServe(['--data-dir', original, '--demo', '--sii', 'simulado'])
     const deadline = Date.now() + 10_000
     while (!p.stderr().includes('curl') && Date.now() < deadline) await Bun.sleep(20)
+    // The banner comes after the demo's certificate and CAFs are sealed: without it the backup could hold nothing sealed.
+    expect(p.stderr()).toContain('curl')
     expect(await p.terminate()).toBe(0)
     archive = join(tempDir('timbre-archive-'), 'sin-llaves.tar.gz')
     expect(runBinary(['backup', '--out', archive, '--no-keys', '--data-dir', original]).code).toBe(0)

@@ -105,3 +105,13 @@ describe('a boleta without the receptor RUT', () => {
     expect(res.json.details).toContainEqual(expect.objectContaining({ field: 'receptor.rut', code: 'REQUIRED', message: expect.stringContaining('66666666-6') }))
   })
 })
+
+describe('the API description says it', () => {
+  test('/docs/json names, per receptor field, the types that require it (from the same table as the rule)', async () => {
+    const doc = (await s.request('GET', '/docs/json')).json
+    const schema = doc.components?.schemas?.EmitirDTERequest ?? doc.paths['/api/v1/billing/dte'].post.requestBody.content['application/json'].schema
+    const receptor = schema.properties.receptor.properties
+    expect(receptor.comuna.description).toContain('Obligatorio en los tipos 33, 34, 43, 46, 52')
+    expect(receptor.ciudad.description).toContain('Obligatorio en los tipos 110')
+  })
+})

@@ -26,7 +26,6 @@ beforeAll(async () => {
 })
 afterAll(() => s.stop())
 
-/** The answer and the time from sending the request to reading the whole body. */
 /** The fastest of a few identical requests (test/support/timing.ts); each refused one changes nothing. */
 async function timed(send: () => Promise<TestResponse>): Promise<{ readonly res: TestResponse; readonly ms: number }> {
   const { value, ms } = await fastestOf(send)

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { SETTINGS } from '../../src/config'
 import { provisionIssuer } from '../support/issuance'
 import { ROOT } from '../support/binary'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
@@ -14,7 +15,8 @@ let s: TestServer
 let t: Tenant
 
 beforeAll(async () => {
-  s = await startTestServer({ flags: { '--rate-limit': '100' } })
+  // The configured default, whatever it is: the README must name the burst it gives.
+  s = await startTestServer({ flags: { '--rate-limit': SETTINGS.rateLimit.default } })
   t = await s.tenant(testRut())
   await provisionIssuer(s, t, { folios: 10, tipos: [33] })
 })
@@ -44,7 +46,7 @@ describe('README', () => {
   test('the burst it names is the X-RateLimit-Limit the server sends at the default rate', async () => {
     const res = await s.request('GET', '/api/v1/billing/empresa', { headers: { 'X-Api-Key': t.readKey } })
     const limit = res.headers.get('x-ratelimit-limit')
-    expect(limit).toBe('200')
+    expect(limit).toBe(String(2 * Number(SETTINGS.rateLimit.default)))
     expect(README).toContain(`(${limit} por defecto)`)
   })
 

@@ -6,6 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { FieldError } from '../../errors'
 import { MONEDAS, TIPOS_DTE, type EmitirDte } from '../../domain/emision'
 import { checkEmision, checkSalvagedEmision } from '../../domain/emision-rules'
+import { TIPOS, type ReceptorRequerido } from '../../domain/tipos'
 import { fieldErrorsFromTypeBox, MAX_DETAILS, mergeDetails, withoutFields } from '../validation'
 import { DATE_PATTERN } from './common'
 
@@ -31,14 +32,20 @@ const TipoDteSchema = Type.Union(
   },
 )
 
+/** " Obligatorio en los tipos 33, 34…": read from the per-type table, so the description cannot drift from the rule. */
+function requiredIn(field: ReceptorRequerido): string {
+  const tipos = TIPOS_DTE.filter((t) => TIPOS[t].requiredReceptor.includes(field))
+  return tipos.length === 0 ? '' : ` Obligatorio en los tipos ${tipos.join(', ')} (Formato DTE del SII).`
+}
+
 const ReceptorSchema = Type.Object(
   {
     rut: Type.String({ minLength: 1, maxLength: 20, description: 'RUT con dígito verificador; con o sin puntos.', examples: ['76.555.835-2'] }),
     razon_social: text(200, 'Razón social del receptor (el XML usa los primeros 100 caracteres).', 1),
-    giro: Type.Optional(text(200, 'Giro del receptor (el XML usa los primeros 40).')),
-    direccion: Type.Optional(text(300, 'Dirección (el XML usa los primeros 70).')),
-    comuna: Type.Optional(text(100, 'Comuna (el XML usa los primeros 20).')),
-    ciudad: Type.Optional(text(100, 'Ciudad (el XML usa los primeros 20).')),
+    giro: Type.Optional(text(200, `Giro del receptor (el XML usa los primeros 40).${requiredIn('giro')}`)),
+    direccion: Type.Optional(text(300, `Dirección (el XML usa los primeros 70).${requiredIn('direccion')}`)),
+    comuna: Type.Optional(text(100, `Comuna (el XML usa los primeros 20).${requiredIn('comuna')}`)),
+    ciudad: Type.Optional(text(100, `Ciudad (el XML usa los primeros 20).${requiredIn('ciudad')}`)),
   },
   { additionalProperties: false, description: 'Receptor del documento.' },
 )

@@ -101,7 +101,6 @@ function withMacIterations(file: Uint8Array, count: bigint): Uint8Array {
   return Buffer.from(der(root), 'binary')
 }
 
-/** Opens `file` and reports the INVALID_CERTIFICATE reason and how long the event loop was held. */
 /** The refusal of `file` and the fastest of a few attempts to open it (test/support/timing.ts). */
 function refusal(file: Uint8Array): { readonly reason: string; readonly ms: number } {
   const { value: err, ms } = fastestOfSync(() => {
