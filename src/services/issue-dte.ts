@@ -154,7 +154,7 @@ export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 
   if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
   const totales = computeTotals(input.request)
   // An export's currency and its MntTotal as the XML writes it: the record shows them and the status query sends them.
-  const enMoneda = montoTotalMoneda(input.request)
+  const enMoneda = montoTotalMoneda(input.request, totales)
   const at = isoTimestamp(now)
   // Synchronous from BEGIN to COMMIT (bun:sqlite): no other request of this process runs in between (docs/stack-notes.md).
   return deps.store.db.transaction(

@@ -141,8 +141,8 @@ function exportAmount(request: EmitirDte, amount: number): string {
  * DTE record and the SII status query, which must send the document's own total (DESIGN §12 "Exports",
  * docs/sii-protocol.md §6.6); null for a domestic document.
  */
-export function montoTotalMoneda(request: EmitirDte): { readonly moneda: string; readonly monto: string } | null {
-  const exportacion = computeTotals(request).exportacion
+export function montoTotalMoneda(request: EmitirDte, totales: Totales = computeTotals(request)): { readonly moneda: string; readonly monto: string } | null {
+  const exportacion = totales.exportacion
   return exportacion === null ? null : { moneda: exportacion.tpo_moneda, monto: exportAmount(request, exportacion.monto_total) }
 }
 
