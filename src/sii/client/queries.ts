@@ -13,8 +13,7 @@ export interface QueryTokenRejected {
 
 /** getEstUp's answer → outcome; ESTADO 001/002/003 → the token is invalid (§6.5). */
 export function envioOutcome(reply: SoapOutcome): EnvioOutcome | QueryTokenRejected {
-  if (reply.kind === 'failure') return reply.raw === undefined ? { kind: 'retry', reason: reply.reason } : { kind: 'retry', reason: reply.reason, raw: reply.raw }
-  if (reply.kind === 'fault') return faultOutcome(reply.faultString, reply.raw)
+  if (reply.kind !== 'respuesta') return unanswered(reply)
   const { hdr } = reply.respuesta
   const raw = reply.raw
   const estado = hdr.ESTADO ?? ''
@@ -77,8 +76,7 @@ export function processed(
 
 /** getEstDte's answer → outcome (§6.6). Negative ESTADOs are the service failing, not a state of the document. */
 export function dteStatusOutcome(reply: SoapOutcome): DteStatusOutcome | QueryTokenRejected {
-  if (reply.kind === 'failure') return reply.raw === undefined ? { kind: 'retry', reason: reply.reason } : { kind: 'retry', reason: reply.reason, raw: reply.raw }
-  if (reply.kind === 'fault') return faultOutcome(reply.faultString, reply.raw)
+  if (reply.kind !== 'respuesta') return unanswered(reply)
   const { hdr } = reply.respuesta
   const raw = reply.raw
   const estado = hdr.ESTADO ?? ''
@@ -105,6 +103,12 @@ export function dteMotivos(estado: string, glosaEstado: string | null, errCode: 
 }
 
 /** A SOAP fault: "TOKEN invalido" asks for a new token (§6.3, §6.7); any other is a passing fault. */
+/** A reply without an SII:RESPUESTA, for either query: a transport failure is retried, a fault may name the token. */
+function unanswered(reply: Exclude<SoapOutcome, { kind: 'respuesta' }>): { kind: 'retry'; reason: string; raw?: string } | QueryTokenRejected {
+  if (reply.kind === 'fault') return faultOutcome(reply.faultString, reply.raw)
+  return reply.raw === undefined ? { kind: 'retry', reason: reply.reason } : { kind: 'retry', reason: reply.reason, raw: reply.raw }
+}
+
 function faultOutcome(faultString: string, raw: string): { kind: 'retry'; reason: string; raw: string } | QueryTokenRejected {
   if (TOKEN_INVALID_FAULT.test(faultString)) return { kind: 'token_invalid', estado: 'FAULT', raw }
   return { kind: 'retry', reason: `SOAP fault: ${faultString}`, raw }
