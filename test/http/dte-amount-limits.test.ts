@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { EmitirDte, TipoDte } from '../../src/domain/emision'
 import { buildDteXml } from '../../src/xml/dte-xml'
-import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { dteCount, facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
@@ -20,8 +20,8 @@ beforeAll(async () => {
 })
 afterAll(() => s.stop())
 
-const count = async () => (await s.request('GET', DTE, { headers: { 'X-Api-Key': t.readKey } })).json.total_count as number
-const xmlOf = async (id: string) => new Uint8Array(await (await fetch(`${s.url}${DTE}/${id}/xml`, { headers: { 'X-Api-Key': t.readKey } })).arrayBuffer())
+const count = () => dteCount(s, t)
+const xmlOf = (id: string) => storedXml(s, t, id)
 
 /** The issue: 12-digit cantidad and precio, 100 % off. MontoItem 0, DescuentoMonto (10^12 − 1)². */
 const enorme = (): EmitirDte => facturaSimple({ detalle: [{ nombre: 'Enorme', cantidad: 999_999_999_999, precio: 999_999_999_999, descuento_pct: 100 }] })

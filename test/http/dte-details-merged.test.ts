@@ -1,10 +1,9 @@
 // Issue 12 item 2 (DESIGN §5): `details` lists every failing field at once, the schema's and the rules' together,
 // and such a request changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { dteCount, facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
-const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
@@ -16,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => s.stop())
 
 const fieldsOf = (details: Array<{ field: string; code: string }>) => details.map((d) => `${d.field} ${d.code}`).sort()
-const count = async () => (await s.request('GET', DTE, { headers: { 'X-Api-Key': t.readKey } })).json.total_count as number
+const count = () => dteCount(s, t)
 
 describe('schema and rule errors in one answer', () => {
   test("a receptor RUT with a wrong check digit beside a line with cantidad 0 and a name of 201 characters: all three", async () => {

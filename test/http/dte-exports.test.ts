@@ -12,7 +12,7 @@ import { openDatabase } from '../../src/db/open'
 import type { EmitirDte } from '../../src/domain/emision'
 import { verifyTed } from '../../src/xml/ted'
 import { pdfText } from '../unit/pdf/pdf-tools'
-import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { dteCount, facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
@@ -44,8 +44,8 @@ function exportacion(detalle: EmitirDte['detalle'], overrides: Partial<EmitirDte
 }
 
 const get = async (id: string) => (await s.request('GET', `${DTE}/${id}`, { headers: { 'X-Api-Key': t.readKey } })).json
-const xmlOf = async (id: string) => new Uint8Array(await (await fetch(`${s.url}${DTE}/${id}/xml`, { headers: { 'X-Api-Key': t.readKey } })).arrayBuffer())
-const count = async () => (await s.request('GET', DTE, { headers: { 'X-Api-Key': t.readKey } })).json.total_count as number
+const xmlOf = (id: string) => storedXml(s, t, id)
+const count = () => dteCount(s, t)
 const tag = (xml: string, name: string) => [...xml.matchAll(new RegExp(`<${name}>([^<]*)</${name}>`, 'g'))].map((m) => m[1])
 
 describe('a 110 in DOLAR USA at USD 12.50', () => {

@@ -4,7 +4,7 @@
 // when its references lead to a 46, directly or through the company's own notes; a note not in the store is accepted.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { EmitirDte, Linea, Referencia, TipoDte } from '../../src/domain/emision'
-import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { dteCount, facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
@@ -20,8 +20,8 @@ beforeAll(async () => {
 afterAll(() => s.stop())
 
 const get = async (id: string) => (await s.request('GET', `${DTE}/${id}`, { headers: { 'X-Api-Key': t.readKey } })).json
-const xmlOf = async (id: string) => new Uint8Array(await (await fetch(`${s.url}${DTE}/${id}/xml`, { headers: { 'X-Api-Key': t.readKey } })).arrayBuffer())
-const count = async () => (await s.request('GET', DTE, { headers: { 'X-Api-Key': t.readKey } })).json.total_count as number
+const xmlOf = (id: string) => storedXml(s, t, id)
+const count = () => dteCount(s, t)
 
 /** Lines bought from a seller without IVA standing: every one retains the whole IVA (code 15). */
 const retenidas = (...precios: number[]): Linea[] => precios.map((precio, i) => ({ nombre: `Chatarra lote ${i + 1}`, cantidad: 1, precio, cod_imp_adic: 15 }))

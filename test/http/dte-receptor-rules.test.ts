@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { EmitirDte, TipoDte } from '../../src/domain/emision'
 import { fixtureOfEachType } from '../support/fixtures'
-import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { dteCount, facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
 const DTE = '/api/v1/billing/dte'
@@ -18,7 +18,7 @@ beforeAll(async () => {
 })
 afterAll(() => s.stop())
 
-const count = async () => (await s.request('GET', DTE, { headers: { 'X-Api-Key': t.readKey } })).json.total_count as number
+const count = () => dteCount(s, t)
 
 /** The first fixture of the type (test/fixtures/dte), every receptor field it has. */
 function fixture(tipo: TipoDte): EmitirDte {

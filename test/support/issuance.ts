@@ -69,3 +69,13 @@ export function facturaSimple(overrides: Partial<EmitirDte> = {}): EmitirDte {
 export async function issue(s: TestServer, tenant: Tenant, body: unknown, key: string = crypto.randomUUID()) {
   return s.request('POST', '/api/v1/billing/dte', { headers: { 'X-Api-Key': tenant.writeKey, 'Idempotency-Key': key }, body })
 }
+
+/** How many DTEs the tenant's company has issued (GET /dte `total_count`): a refused request must leave it as it was. */
+export async function dteCount(s: TestServer, tenant: Tenant): Promise<number> {
+  return (await s.request('GET', '/api/v1/billing/dte', { headers: { 'X-Api-Key': tenant.readKey } })).json.total_count as number
+}
+
+/** The stored signed XML of a DTE, its exact bytes (GET /dte/{id}/xml). */
+export async function storedXml(s: TestServer, tenant: Tenant, id: string): Promise<Uint8Array> {
+  return new Uint8Array(await (await fetch(`${s.url}/api/v1/billing/dte/${id}/xml`, { headers: { 'X-Api-Key': tenant.readKey } })).arrayBuffer())
+}
