@@ -2,23 +2,21 @@
 // an exact JSON number, emision-rules MONTO_MAX) are refused before a folio is taken: a line whose DescuentoMonto would
 // be (10^12 − 1)² used to be signed as 9.99999999998e+23, schema-invalid, its folio lost. The largest amounts accepted
 // are issued, validate against DTE_v10.xsd and verify with xmlsec1.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { EmitirDte, TipoDte } from '../../src/domain/emision'
 import { buildDteXml } from '../../src/xml/dte-xml'
-import { dteCount, facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { dteCount, facturaSimple, issue, storedXml, useIssuer } from '../support/issuance'
+import type { Tenant, TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
 const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
-  await provisionIssuer(s, t, { folios: 20, tipos: [33, 34] })
-})
-afterAll(() => s.stop())
+useIssuer((server, tenant) => {
+  s = server
+  t = tenant
+}, { folios: 20, tipos: [33, 34] })
 
 const count = () => dteCount(s, t)
 const xmlOf = (id: string) => storedXml(s, t, id)

@@ -1,18 +1,16 @@
 // Issue 12 item 2 (DESIGN §5): `details` lists every failing field at once, the schema's and the rules' together,
 // and such a request changes nothing.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { dteCount, facturaSimple, issue, provisionIssuer } from '../support/issuance'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { describe, expect, test } from 'bun:test'
+import { dteCount, facturaSimple, issue, useIssuer } from '../support/issuance'
+import type { Tenant, TestServer } from '../support/server'
 
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
-  await provisionIssuer(s, t, { folios: 20, tipos: [33, 61] })
-})
-afterAll(() => s.stop())
+useIssuer((server, tenant) => {
+  s = server
+  t = tenant
+}, { folios: 20, tipos: [33, 61] })
 
 const fieldsOf = (details: Array<{ field: string; code: string }>) => details.map((d) => `${d.field} ${d.code}`).sort()
 const count = () => dteCount(s, t)

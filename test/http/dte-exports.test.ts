@@ -3,7 +3,7 @@
 // currency (valid against DTE_v10.xsd, signed, TED verifying); the record adds `moneda` and `monto_total_moneda` beside
 // the peso `monto_total`; the PDF prints the decimal price; migration 0007 fills both columns of older exports from
 // their stored XML.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -12,20 +12,18 @@ import { openDatabase } from '../../src/db/open'
 import type { EmitirDte } from '../../src/domain/emision'
 import { verifyTed } from '../../src/xml/ted'
 import { pdfText } from '../unit/pdf/pdf-tools'
-import { dteCount, facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
-import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
+import { dteCount, facturaSimple, issue, provisionIssuer, storedXml, useIssuer } from '../support/issuance'
+import { startTestServer, tempDir, type Tenant, testRut, type TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
 const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
-  await provisionIssuer(s, t, { folios: 50, tipos: [33, 110, 111, 112] })
-})
-afterAll(() => s.stop())
+useIssuer((server, tenant) => {
+  s = server
+  t = tenant
+}, { folios: 50, tipos: [33, 110, 111, 112] })
 
 const RECEPTOR = { rut: '55555555-5', razon_social: 'Andes Importers LLC', direccion: '1200 Brickell Ave, Suite 300', ciudad: 'Miami' }
 const ADUANA = {

@@ -1,23 +1,21 @@
 // Spec 4.1 emitirDTE / 4.8 with DESIGN §6, §11, §12 against the real server: every type stamped and signed, every error
 // with nothing changed, idempotency, concurrency.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { TipoDte } from '../../src/domain/emision'
 import { verifyTed } from '../../src/xml/ted'
-import { facturaSimple, issue, provisionIssuer, uploadCaf, uploadCertificate } from '../support/issuance'
+import { facturaSimple, issue, provisionIssuer, uploadCaf, uploadCertificate, useIssuer } from '../support/issuance'
 import { fixtureOfEachType } from '../support/fixtures'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { type Tenant, testRut, type TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
 const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
-  await provisionIssuer(s, t, { folios: 200 })
-})
-afterAll(() => s.stop())
+useIssuer((server, tenant) => {
+  s = server
+  t = tenant
+}, { folios: 200 })
 
 const count = async (tenant = t) => (await s.request('GET', DTE, { headers: { 'X-Api-Key': tenant.readKey } })).json.total_count as number
 const xmlOf = async (id: string, tenant = t) => {

@@ -2,22 +2,20 @@
 // (code 15 at 19 %), a credit note 61 of it, and a debit note 56 that annuls that 61 and carries the 46's retention
 // (docs/sii-protocol.md §2.4 "Factura de compra", §2.5; DESIGN §12 "SII certification"). A note keeps the retention codes
 // when its references lead to a 46, directly or through the company's own notes; a note not in the store is accepted.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { EmitirDte, Linea, Referencia, TipoDte } from '../../src/domain/emision'
-import { dteCount, facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { dteCount, facturaSimple, issue, storedXml, useIssuer } from '../support/issuance'
+import type { Tenant, TestServer } from '../support/server'
 import { schemaErrors, xmlsec1Verifies } from '../support/xml-tools'
 
 const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
-  await provisionIssuer(s, t, { folios: 50, tipos: [33, 46, 56, 61] })
-})
-afterAll(() => s.stop())
+useIssuer((server, tenant) => {
+  s = server
+  t = tenant
+}, { folios: 50, tipos: [33, 46, 56, 61] })
 
 const get = async (id: string) => (await s.request('GET', `${DTE}/${id}`, { headers: { 'X-Api-Key': t.readKey } })).json
 const xmlOf = (id: string) => storedXml(s, t, id)

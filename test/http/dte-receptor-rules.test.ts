@@ -1,22 +1,20 @@
 // Issue 13 item 4 against the real server: the receptor fields the SII requires of each type (SII-FMT v2.2 graded 1,
 // docs/decisions/receptor-rules.md) are 400 REQUIRED at their field with the rule in the message, before any folio is
 // taken; the types that do not require them issue without them; a boleta's missing RUT names 66666666-6.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { EmitirDte, TipoDte } from '../../src/domain/emision'
 import { fixtureOfEachType } from '../support/fixtures'
-import { dteCount, facturaSimple, issue, provisionIssuer } from '../support/issuance'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { dteCount, facturaSimple, issue, useIssuer } from '../support/issuance'
+import type { Tenant, TestServer } from '../support/server'
 
 const DTE = '/api/v1/billing/dte'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
-  await provisionIssuer(s, t, { folios: 50 })
-})
-afterAll(() => s.stop())
+useIssuer((server, tenant) => {
+  s = server
+  t = tenant
+}, { folios: 50 })
 
 const count = () => dteCount(s, t)
 

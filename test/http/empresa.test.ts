@@ -1,16 +1,15 @@
 // Spec 4.3 obtenerEmpresa / actualizarEmpresa with the SII schema's lengths (DESIGN §8, §12).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { describe, expect, test } from 'bun:test'
+import { type Tenant, type TestServer, useTenant } from '../support/server'
 
 const EMPRESA = '/api/v1/billing/empresa'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
+useTenant((server, tenant) => {
+  s = server
+  t = tenant
 })
-afterAll(() => s.stop())
 
 const get = () => s.request('GET', EMPRESA, { headers: { 'X-Api-Key': t.readKey } })
 const put = (body: unknown) => s.request('PUT', EMPRESA, { headers: { 'X-Api-Key': t.writeKey }, body })

@@ -1,18 +1,17 @@
 // Spec 2.17: a producto's precio_unitario is int64. Every integer a JSON number carries exactly, up to 2^53 − 1
 // (Number.MAX_SAFE_INTEGER), is stored as a SQLite INTEGER and read back digit for digit by GET, list and search;
 // beyond it, and below 0, the price is 400 at precio_unitario.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+import { describe, expect, test } from 'bun:test'
+import { type Tenant, type TestServer, useTenant } from '../support/server'
 
 const PRODUCTOS = '/api/v1/billing/productos'
 let s: TestServer
 let t: Tenant
 
-beforeAll(async () => {
-  s = await startTestServer()
-  t = await s.tenant(testRut())
+useTenant((server, tenant) => {
+  s = server
+  t = tenant
 })
-afterAll(() => s.stop())
 
 const write = (method: 'POST' | 'PUT', path: string, rawBody: string) =>
   s.request(method, `${PRODUCTOS}${path}`, { headers: { 'X-Api-Key': t.writeKey, 'content-type': 'application/json' }, rawBody })

@@ -2,7 +2,7 @@
 import { santiagoDate } from '../../src/clock'
 import { TIPOS_DTE, type EmitirDte, type TipoDte } from '../../src/domain/emision'
 import { exportPfx, makeCertificate, makeTestCaf, type TestIdentity } from './pki'
-import type { Tenant, TestServer } from './server'
+import { useTenant, type Tenant, type TestServer } from './server'
 
 export const SIGNER_RUT = '7880442-4'
 
@@ -78,4 +78,9 @@ export async function dteCount(s: TestServer, tenant: Tenant): Promise<number> {
 /** The stored signed XML of a DTE, its exact bytes (GET /dte/{id}/xml). */
 export async function storedXml(s: TestServer, tenant: Tenant, id: string): Promise<Uint8Array> {
   return new Uint8Array(await (await fetch(`${s.url}/api/v1/billing/dte/${id}/xml`, { headers: { 'X-Api-Key': tenant.readKey } })).arrayBuffer())
+}
+
+/** useTenant, its company ready to issue (certificate and CAFs: provisionIssuer). */
+export function useIssuer(ready: (s: TestServer, t: Tenant) => void, opts: Parameters<typeof provisionIssuer>[2] = {}): void {
+  useTenant(ready, (s, t) => provisionIssuer(s, t, opts))
 }

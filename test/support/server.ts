@@ -1,4 +1,5 @@
 // A real Timbre server on 127.0.0.1 (port 0) over a fresh data dir with a real SQLite file (STYLE §5).
+import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -113,4 +114,19 @@ export async function startTestServer(
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * The usual set-up of a test file: a real server with one company, started before the file's tests (then `setUp`, such
+ * as provisioning it to issue) and stopped after them. `ready` receives both for the file's own variables.
+ */
+export function useTenant(ready: (s: TestServer, t: Tenant) => void, setUp: (s: TestServer, t: Tenant) => Promise<void> = async () => {}): void {
+  let server: TestServer | null = null
+  beforeAll(async () => {
+    server = await startTestServer()
+    const tenant = await server.tenant(testRut())
+    ready(server, tenant)
+    await setUp(server, tenant)
+  })
+  afterAll(() => server?.stop())
 }
