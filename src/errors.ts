@@ -38,6 +38,8 @@ export const ERROR_CODES = [
   'PRODUCTO_CODIGO_EXISTS',
   'IDEMPOTENCY_IN_PROGRESS',
   'DTE_NOT_SENDABLE',
+  'PLAZO_VENCIDO',
+  'ACCION_NO_PERMITIDA',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'IDEMPOTENCY_BODY_MISMATCH',
@@ -134,6 +136,16 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: stri
     message: 'Una solicitud con esta Idempotency-Key aún se está procesando.',
     action: 'Reintente en unos segundos con la misma Idempotency-Key.',
     severity: 'warning',
+  },
+  PLAZO_VENCIDO: {
+    message: 'Pasaron los 8 días desde la recepción del documento en el SII: ya no admite aceptación ni reclamo.',
+    action: 'No reintente: el documento quedó aceptado tácitamente (Ley 19.983). Consulte su estado con GET /api/v1/billing/recibidos/{id}.',
+    severity: 'error',
+  },
+  ACCION_NO_PERMITIDA: {
+    message: 'La acción no está permitida para este documento en su estado actual.',
+    action: 'Revise context.motivo: solo 33, 34 y 43 admiten acciones, una vez aceptado o reclamado no se cambia, y el recibo de mercaderías (ERM) va una vez y no después de un reclamo.',
+    severity: 'error',
   },
   DTE_NOT_SENDABLE: {
     message: 'El DTE no está en estado firmado y no puede enviarse.',

@@ -8,6 +8,7 @@ import m4 from '../../drizzle/0004_webhooks.sql' with { type: 'text' }
 import m5 from '../../drizzle/0005_dte_counts.sql' with { type: 'text' }
 import m6 from '../../drizzle/0006_dte_tracking_events.sql' with { type: 'text' }
 import m7 from '../../drizzle/0007_dte_moneda.sql' with { type: 'text' }
+import m8 from '../../drizzle/0008_intercambio.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -18,4 +19,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0005_dte_counts', when: 1795389727215, breakpoints: true, sql: m5 },
   { tag: '0006_dte_tracking_events', when: 1795486857036, breakpoints: true, sql: m6 },
   { tag: '0007_dte_moneda', when: 1795488299235, breakpoints: true, sql: m7 },
+  { tag: '0008_intercambio', when: 1795493011430, breakpoints: true, sql: m8 },
 ]

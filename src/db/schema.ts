@@ -4,6 +4,7 @@
 import { sql } from 'drizzle-orm'
 import { UNIDADES } from '../domain/catalogo'
 import { ESTADOS_DTE } from '../domain/estados'
+import { ESTADOS_INTERCAMBIO, ESTADOS_RECIBIDO, type CheckResult } from '../domain/intercambio'
 import type { MotivoSii } from '../domain/sii-respuestas'
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
@@ -444,3 +445,209 @@ export const dteTrackingEvents = sqliteTable(
 )
 
 export type DteTrackingEventRow = typeof dteTrackingEvents.$inferSelect
+
+// ------------------------------------------------------------------------------------ intercambio (DESIGN §13)
+
+/**
+ * A company's exchange mailbox: IMAP to read what suppliers and receivers send, SMTP to answer and to mail its own
+ * DTEs. Passwords sealed by the vault (`mailbox-imap:<empresa_id>`, `mailbox-smtp:<empresa_id>`), never in clear.
+ * `inbound_email` and `inbound_status` stay on `empresas` (the spec's company record); the poll's outcome lives here.
+ */
+export const mailboxes = sqliteTable('mailboxes', {
+  empresa_id: text('empresa_id')
+    .primaryKey()
+    .references(() => empresas.id),
+  imap_host: text('imap_host').notNull(),
+  imap_port: integer('imap_port').notNull(),
+  /** Implicit TLS (993); false = plain or STARTTLS when the server offers it. */
+  imap_tls: integer('imap_tls', { mode: 'boolean' }).notNull(),
+  imap_user: text('imap_user').notNull(),
+  imap_password_sealed: blob('imap_password_sealed', { mode: 'buffer' }).notNull(),
+  imap_folder: text('imap_folder').notNull(),
+  smtp_host: text('smtp_host').notNull(),
+  smtp_port: integer('smtp_port').notNull(),
+  smtp_security: text('smtp_security', { enum: ['starttls', 'tls', 'none'] }).notNull(),
+  smtp_user: text('smtp_user'),
+  smtp_password_sealed: blob('smtp_password_sealed', { mode: 'buffer' }),
+  smtp_from: text('smtp_from').notNull(),
+  last_poll_at: text('last_poll_at'),
+  last_error: text('last_error'),
+  created_at: text('created_at').notNull(),
+  updated_at: text('updated_at').notNull(),
+})
+
+/**
+ * Every mail Timbre sends (DESIGN §13), queued in the transaction of the change that calls for it and sent by the
+ * `intercambio` job on the webhook retry schedule: an issued DTE to its receiver (`envio_dte`), the envelope receipt
+ * (`recepcion_envio`), the commercial result (`resultado_dte`) and the receipt of goods (`envio_recibos`).
+ * The XML attachment is built when the mail is queued (signed once, the same bytes at every retry), except
+ * `envio_dte`, whose envelope and PDF are built when it is sent, so issuance never waits for them.
+ */
+export const mailOutbox = sqliteTable(
+  'mail_outbox',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    kind: text('kind', { enum: ['envio_dte', 'recepcion_envio', 'resultado_dte', 'envio_recibos'] }).notNull(),
+    /** The issued DTE (envio_dte) or the received envelope / document the answer is about. */
+    dte_id: text('dte_id'),
+    recibido_id: text('recibido_id'),
+    recibido_envio_id: text('recibido_envio_id'),
+    /** Null while no address is known (then `sin_destinatario`, and nothing is sent). */
+    to_address: text('to_address'),
+    subject: text('subject').notNull(),
+    /** ISO-8859-1 bytes of the signed XML attachment; null for envio_dte until it is built at send time. */
+    attachment: blob('attachment', { mode: 'buffer' }),
+    attachment_name: text('attachment_name'),
+    status: text('status', { enum: ['pending', 'sent', 'failed', 'sin_destinatario'] }).notNull(),
+    attempt: integer('attempt').notNull().default(0),
+    next_attempt_at: text('next_attempt_at'),
+    last_error: text('last_error'),
+    message_id: text('message_id'),
+    sent_at: text('sent_at'),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [index('mail_outbox_due').on(t.status, t.next_attempt_at), index('mail_outbox_dte').on(t.dte_id)],
+)
+
+/** Each XML attachment read from a mailbox or imported, once (DESIGN §13: the same attachment twice is processed once). */
+export const inboxAttachments = sqliteTable(
+  'inbox_attachments',
+  {
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    sha256: text('sha256').notNull(),
+    /** envio_dte | respuesta_dte | envio_recibos | resp_sii | desconocido */
+    kind: text('kind').notNull(),
+    /** What it led to, for the log and for support: `recibidos_envios.id`, a DTE id, or why it was ignored. */
+    outcome: text('outcome').notNull(),
+    from_address: text('from_address'),
+    file_name: text('file_name'),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.sha256] })],
+)
+
+/** Received EnvioDTE envelopes (DESIGN §13), exact bytes and the envelope-level outcome of the checks. */
+export const recibidosEnvios = sqliteTable(
+  'recibidos_envios',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    sha256: text('sha256').notNull(),
+    origen: text('origen', { enum: ['correo', 'importar', 'demo'] }).notNull(),
+    from_address: text('from_address'),
+    file_name: text('file_name'),
+    /** SetDTE/@ID: the EnvioDTEID of the receipt. */
+    envio_dte_id: text('envio_dte_id'),
+    rut_emisor: text('rut_emisor'),
+    rut_envia: text('rut_envia'),
+    estado_recep_env: integer('estado_recep_env').notNull(),
+    glosa: text('glosa').notNull(),
+    checks: text('checks', { mode: 'json' }).$type<CheckResult[]>().notNull(),
+    xml: blob('xml', { mode: 'buffer' }).notNull(),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('recibidos_envios_sha').on(t.empresa_id, t.sha256)],
+)
+
+/** Received documents (DESIGN §13): one per DTE of a received envelope, kept whatever its checks said. */
+export const recibidos = sqliteTable(
+  'recibidos',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    envio_id: text('envio_id')
+      .notNull()
+      .references(() => recibidosEnvios.id),
+    rut_emisor: text('rut_emisor').notNull(),
+    razon_social_emisor: text('razon_social_emisor').notNull(),
+    tipo_dte: integer('tipo_dte').notNull(),
+    folio: integer('folio').notNull(),
+    fecha_emision: text('fecha_emision').notNull(),
+    rut_receptor: text('rut_receptor').notNull(),
+    monto_neto: integer('monto_neto'),
+    monto_exento: integer('monto_exento'),
+    iva: integer('iva'),
+    monto_total: integer('monto_total').notNull(),
+    estado: text('estado', { enum: ESTADOS_RECIBIDO }).notNull(),
+    estado_recep_dte: integer('estado_recep_dte').notNull(),
+    checks: text('checks', { mode: 'json' }).$type<CheckResult[]>().notNull(),
+    /** Every action asked for, in order, with its outcome at the SII (registrada, pendiente, rechazada). */
+    acciones: text('acciones', { mode: 'json' }).$type<Array<Record<string, unknown>>>().notNull(),
+    /** The SII's reception instant (consultarFechaRecepcionSii), RFC 3339; null until the SII has said it. */
+    fecha_recepcion_sii: text('fecha_recepcion_sii'),
+    /** fecha_recepcion_sii + 8 days; null until known. */
+    plazo: text('plazo'),
+    plazo_avisado: integer('plazo_avisado', { mode: 'boolean' }).notNull().default(false),
+    /** When the intercambio job next asks the SII (reception date, queued actions); null when nothing is due. */
+    next_sii_at: text('next_sii_at'),
+    /** The standalone signed <DTE> as received (ISO-8859-1 bytes cut from the envelope). */
+    xml: blob('xml', { mode: 'buffer' }).notNull(),
+    recibido_at: text('recibido_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [
+    index('recibidos_empresa').on(t.empresa_id, t.id),
+    index('recibidos_empresa_emisor').on(t.empresa_id, t.rut_emisor, t.tipo_dte, t.folio),
+    index('recibidos_empresa_estado').on(t.empresa_id, t.estado, t.id),
+    index('recibidos_empresa_fecha').on(t.empresa_id, t.fecha_emision, t.id),
+    index('recibidos_sii_due').on(t.next_sii_at),
+  ],
+)
+
+/**
+ * The exchange side of an issued DTE (DESIGN §13 `intercambio`), created when a DTE other than 39/41 reaches
+ * aceptado or con_reparos. The receiver's answers (acuse, resultado) and the SII's registry of its actions
+ * (eventos_receptor, read by sii-track until `eventos_hasta`) are kept here.
+ */
+export const dteIntercambio = sqliteTable(
+  'dte_intercambio',
+  {
+    dte_id: text('dte_id')
+      .primaryKey()
+      .references(() => dtes.id),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    estado: text('estado', { enum: ESTADOS_INTERCAMBIO }).notNull(),
+    email: text('email'),
+    enviado_at: text('enviado_at'),
+    /** The receiver's RecepcionEnvio for this DTE: {estado_recep_env, estado_recep_dte, glosa, fecha}. */
+    acuse: text('acuse', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /** The receiver's ResultadoDTE or Recibo: {estado_dte, glosa, fecha} or {recibo: true, fecha}. */
+    resultado: text('resultado', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /** [{accion, fecha}] as listarEventosHistDoc lists them. */
+    eventos_receptor: text('eventos_receptor', { mode: 'json' }).$type<Array<{ accion: string; fecha: string }>>().notNull(),
+    /** sii-track reads the receiver's events until then (acceptance + 8 days); null for types without actions. */
+    eventos_hasta: text('eventos_hasta'),
+    next_eventos_at: text('next_eventos_at'),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [index('dte_intercambio_eventos_due').on(t.next_eventos_at)],
+)
+
+/** The SII's list of electronic issuers and their exchange addresses (`timbre contribuyentes import FILE`). */
+export const contribuyentes = sqliteTable('contribuyentes', {
+  rut: text('rut').primaryKey(),
+  razon_social: text('razon_social').notNull(),
+  numero_resolucion: integer('numero_resolucion'),
+  fecha_resolucion: text('fecha_resolucion'),
+  email_intercambio: text('email_intercambio'),
+  updated_at: text('updated_at').notNull(),
+})
+
+export type MailboxRow = typeof mailboxes.$inferSelect
+export type MailOutboxRow = typeof mailOutbox.$inferSelect
+export type RecibidoEnvioRow = typeof recibidosEnvios.$inferSelect
+export type RecibidoRow = typeof recibidos.$inferSelect
+export type DteIntercambioRow = typeof dteIntercambio.$inferSelect
+export type ContribuyenteRow = typeof contribuyentes.$inferSelect

@@ -24,9 +24,11 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   db: ['domain', 'log.ts', 'drizzle'],
   webhooks: ['domain'],
   pdf: ['domain', 'xml'],
+  // Mail (DESIGN §13): IMAP and SMTP through imapflow, mailparser and nodemailer; it knows nothing of DTEs.
+  mail: ['domain'],
   // The SII's side: the client, and the simulator, which plays the SII and never touches Timbre's store.
   sii: ['domain', 'xml', 'crypto', 'config.ts'],
-  services: ['domain', 'xml', 'crypto', 'db', 'sii', 'webhooks', 'pdf', 'config.ts', 'log.ts'],
+  services: ['domain', 'xml', 'crypto', 'db', 'sii', 'webhooks', 'pdf', 'mail', 'config.ts', 'log.ts'],
   // The doors: they call services, never the store, the SII client or the crypto directly.
   http: ['domain', 'services', 'config.ts', 'log.ts'],
   jobs: ['domain', 'services', 'log.ts'],
@@ -76,7 +78,7 @@ describe('layering (STYLE §1)', () => {
       expect(text.match(/from '(bun:sqlite|elysia|node:fs|node:net|node:child_process)'|Date\.now\(\)|Math\.random\(\)/g) ?? []).toEqual([])
     })
 
-  for (const file of files('src/{domain,xml,db,services,sii,crypto,pdf,webhooks}/**/*.ts'))
+  for (const file of files('src/{domain,xml,db,services,sii,crypto,pdf,webhooks,mail}/**/*.ts'))
     test(`${file} does not read process.env or process.argv`, async () => {
       const text = await Bun.file(join(ROOT, file)).text()
       expect(text.match(/process\.(env|argv)/g) ?? []).toEqual([])
