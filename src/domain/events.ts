@@ -3,7 +3,7 @@
 export const EVENT_TYPES = [
   'dte.created', 'dte.accepted', 'dte.rejected', 'dte.repaired', 'caf.low_stock', 'certificado.expiring',
   // The exchange with other companies (DESIGN §13).
-  'recibido.created', 'recibido.plazo_por_vencer', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
+  'recibido.created', 'recibido.plazo_por_vencer', 'recibido.accion', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 /** Sent only by POST /webhooks/{id}/test, whatever the subscription (DESIGN §12). */
