@@ -12,6 +12,8 @@ export interface Config {
   readonly submitEveryMs: number
   readonly trackEveryMs: number
   readonly deliverEveryMs: number
+  /** The `intercambio` job: mailboxes read, mail sent, received documents followed at the SII (DESIGN §13). */
+  readonly inboxEveryMs: number
   readonly webhookAllowHttp: boolean
   /** Base64 32-byte key from TIMBRE_MASTER_KEY; null means the key file in the data dir. */
   readonly masterKey: string | null
@@ -29,6 +31,7 @@ export class ConfigError extends OperatorError {}
 
 export const SIMULADO_SUBMIT_EVERY_MS = 1000
 export const SIMULADO_TRACK_EVERY_MS = 2000
+export const SIMULADO_INBOX_EVERY_MS = 2000
 
 interface Setting<K extends keyof Config> {
   readonly env?: string
@@ -95,6 +98,7 @@ export const SETTINGS: Settings = {
   submitEveryMs: { env: 'TIMBRE_SUBMIT_EVERY', flag: '--submit-every', default: '5s', parse: parseDuration, help: 'periodo del envío al SII' },
   trackEveryMs: { env: 'TIMBRE_TRACK_EVERY', flag: '--track-every', default: '30s', parse: parseDuration, help: 'periodo del seguimiento en el SII' },
   deliverEveryMs: { env: 'TIMBRE_DELIVER_EVERY', flag: '--deliver-every', default: '2s', parse: parseDuration, help: 'periodo de entrega de webhooks' },
+  inboxEveryMs: { env: 'TIMBRE_INBOX_EVERY', flag: '--inbox-every', default: '60s', parse: parseDuration, help: 'periodo del intercambio: lectura de buzones y envío de correos' },
   webhookAllowHttp: {
     env: 'TIMBRE_WEBHOOK_ALLOW_HTTP',
     flag: '--webhook-allow-http',
@@ -143,6 +147,7 @@ export function loadConfig(flags: Readonly<Record<string, string>>, env: Readonl
   if ((out.sii as SiiTarget).kind === 'simulado') {
     if (!isSet('submitEveryMs')) out.submitEveryMs = SIMULADO_SUBMIT_EVERY_MS
     if (!isSet('trackEveryMs')) out.trackEveryMs = SIMULADO_TRACK_EVERY_MS
+    if (!isSet('inboxEveryMs')) out.inboxEveryMs = SIMULADO_INBOX_EVERY_MS
   }
   const config = out as unknown as Config
   if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new ConfigError('--tls-cert y --tls-key van juntos')

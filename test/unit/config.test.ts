@@ -6,7 +6,7 @@ describe('loadConfig', () => {
   test('defaults of DESIGN §2', () => {
     expect(loadConfig({}, {})).toMatchObject({
       host: '127.0.0.1', port: 8080, dataDir: './data', sii: { kind: 'sii' }, submitEveryMs: 5000, trackEveryMs: 30_000,
-      deliverEveryMs: 2000, webhookAllowHttp: false, masterKey: null, jwtPublicKeyPaths: [], cafLowStock: 10, log: 'info',
+      deliverEveryMs: 2000, inboxEveryMs: 60_000, webhookAllowHttp: false, masterKey: null, jwtPublicKeyPaths: [], cafLowStock: 10, log: 'info',
       rateLimit: 100, corsOrigins: [], tlsCert: null, tlsKey: null, demo: false,
     })
   })
@@ -51,7 +51,7 @@ describe('loadConfig', () => {
 
 describe('simulado', () => {
   test('with the simulator the SII jobs default to 1 s and 2 s, unless set', () => {
-    expect(loadConfig({ '--sii': 'simulado' }, {})).toMatchObject({ submitEveryMs: 1000, trackEveryMs: 2000 })
+    expect(loadConfig({ '--sii': 'simulado' }, {})).toMatchObject({ submitEveryMs: 1000, trackEveryMs: 2000, inboxEveryMs: 2000 })
     expect(loadConfig({ '--sii': 'simulado', '--track-every': '10s' }, { TIMBRE_SUBMIT_EVERY: '3s' })).toMatchObject({ submitEveryMs: 3000, trackEveryMs: 10_000 })
     expect(loadConfig({ '--sii': 'http://127.0.0.1:9' }, {})).toMatchObject({ submitEveryMs: 5000, trackEveryMs: 30_000 })
   })
