@@ -32,7 +32,10 @@ export type ConnectionCheck = { readonly ok: true } | { readonly ok: false; read
 export interface MailAttachment {
   readonly fileName: string | null
   readonly contentType: string
-  /** The attachment's bytes exactly as sent (base64 decoded), or null when it was larger than the limit. */
+  /**
+   * The attachment's bytes exactly as sent (transfer encoding undone, no charset conversion). readUnseen always fills it
+   * (an oversize message is skipped whole, see InboxMessage.oversize); null is left for a per-attachment limit.
+   */
   readonly content: Uint8Array | null
   /** Its size in bytes (the decoded size when known). */
   readonly size: number
@@ -47,7 +50,10 @@ export interface InboxMessage {
   readonly subject: string | null
   /** Only the attachments that look like XML (name ending .xml, or an XML content type). */
   readonly xmlAttachments: readonly MailAttachment[]
-  /** True when the whole message was over `maxMessageBytes`: then it was not downloaded and xmlAttachments is empty. */
+  /**
+   * True when the whole message (RFC822.SIZE) was over `maxMessageBytes`: then its body was not downloaded and
+   * xmlAttachments is empty; messageId, from and subject come from the server's ENVELOPE.
+   */
   readonly oversize: boolean
   readonly size: number
 }
@@ -61,6 +67,7 @@ export interface ReadOptions {
   readonly timeoutMs: number
 }
 
+/** `handled`: messages whose `handle` resolved (marked seen, or about to be when the failure came after it). */
 export type ReadOutcome =
   | { readonly ok: true; readonly handled: number }
   | { readonly ok: false; readonly error: string; readonly handled: number }
