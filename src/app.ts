@@ -30,6 +30,9 @@ function withHealth(client: SiiClient, clock: Clock): { client: SiiClient; lastO
       upload: async (...args) => seen(await client.upload(...args)),
       queryEnvio: async (...args) => seen(await client.queryEnvio(...args)),
       queryDte: async (...args) => seen(await client.queryDte(...args)),
+      registrarAccion: async (...args) => seen(await client.registrarAccion(...args)),
+      listarEventos: async (...args) => seen(await client.listarEventos(...args)),
+      fechaRecepcion: async (...args) => seen(await client.fechaRecepcion(...args)),
     },
   }
 }
@@ -74,6 +77,9 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
       upload: async (company, ...rest) => (await clientFor(company)).upload(company, ...rest),
       queryEnvio: async (company, ...rest) => (await clientFor(company)).queryEnvio(company, ...rest),
       queryDte: async (company, ...rest) => (await clientFor(company)).queryDte(company, ...rest),
+      registrarAccion: async (company, ...rest) => (await clientFor(company)).registrarAccion(company, ...rest),
+      listarEventos: async (company, ...rest) => (await clientFor(company)).listarEventos(company, ...rest),
+      fechaRecepcion: async (company, ...rest) => (await clientFor(company)).fechaRecepcion(company, ...rest),
     },
     health: target,
     simulatorUrl: null,

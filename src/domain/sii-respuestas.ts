@@ -1,6 +1,7 @@
-// What the SII answers, as Timbre reads it (docs/sii-protocol.md §6.4–§6.6, §7.3): the outcome of an upload, of an
-// envelope's status and of a document's status, and the reasons the SII gives. Pure types and helpers: the SII client
-// (sii/client/) produces them from the wire, the DTE state machine (domain/estados.ts) and the services read them.
+// What the SII answers, as Timbre reads it (docs/sii-protocol.md §6.4–§6.7, §7.3): the outcome of an upload, of an
+// envelope's status and of a document's status, the reasons the SII gives, and the receiver's actions registered at
+// the SII (RegistroReclamoDTE). Pure types and helpers: the SII client (sii/client/) produces them from the wire, the
+// DTE state machine (domain/estados.ts) and the services read them.
 
 /** The SII's two channels: SOAP DTEWS and DTEUpload for every type but the boletas, the boleta REST API for 39/41. */
 export type SiiChannel = 'soap' | 'boleta'
@@ -104,3 +105,48 @@ export type DteStatusOutcome =
       raw: string
     }
   | { kind: 'retry'; reason: string; raw?: string }
+
+/**
+ * RegistroReclamoDTE (docs/sii-protocol.md §6.7): one document of type 33, 34 or 43, named as the SII names it, by its
+ * issuer, type and folio. `rutEmisor` canonical `12345678-K`.
+ */
+export interface RegistroDoc {
+  readonly rutEmisor: string
+  readonly tipoDte: number
+  readonly folio: number
+}
+
+/**
+ * `ingresarAceptacionReclamoDoc`'s outcome. `rechazada`: the SII answered a codResp other than 0 (the order, the 8
+ * days, an unknown document…): final for this call, asking again gives the same answer. codResp 7 ("Evento registrado
+ * previamente") says the very event is already registered, e.g. by an earlier attempt whose answer was lost. `retry`:
+ * the SII could not answer (outage, HTML page, timeout, codResp -1, token refused twice).
+ */
+export type RegistroOutcome =
+  | { readonly kind: 'registrada'; readonly codResp: 0; readonly descResp: string }
+  | { readonly kind: 'rechazada'; readonly codResp: number; readonly descResp: string }
+  | { readonly kind: 'retry'; readonly reason: string }
+
+/** One event of `listarEventosHistDoc`: the receiver's actions (ACD RCD ERM RFP RFT) and the SII's own (NCA ENC …). */
+export interface EventoReceptor {
+  /** codEvento as the SII writes it. */
+  readonly accion: string
+  /** descEvento. */
+  readonly descripcion: string
+  /** RFC 3339 UTC, from the SII's Chile-local `dd-mm-yyyy hh:mm:ss`. */
+  readonly fecha: string
+  /** Who registered it, canonical `12345678-K`; null when the SII names nobody. */
+  readonly rutResponsable: string | null
+}
+
+/** `listarEventosHistDoc`'s outcome; a document with no events (codResp 16) is `eventos` with []. */
+export type EventosOutcome =
+  | { readonly kind: 'eventos'; readonly eventos: readonly EventoReceptor[] }
+  | { readonly kind: 'rechazada'; readonly codResp: number; readonly descResp: string }
+  | { readonly kind: 'retry'; readonly reason: string }
+
+/** `consultarFechaRecepcionSii`'s outcome: the instant the SII received the document, RFC 3339 UTC. */
+export type FechaRecepcionOutcome =
+  | { readonly kind: 'fecha'; readonly fecha: string }
+  | { readonly kind: 'rechazada'; readonly codResp: number; readonly descResp: string }
+  | { readonly kind: 'retry'; readonly reason: string }

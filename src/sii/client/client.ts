@@ -1,17 +1,23 @@
 // The SII client the jobs call: upload an envelope, ask for an envelope's and a document's status, on the SOAP channel
-// (EnvioDTE: DTEUpload, QueryEstUp, QueryEstDte, docs/sii-protocol.md §6) or the boleta channel (EnvioBOLETA: the REST API, §7.3).
+// (EnvioDTE: DTEUpload, QueryEstUp, QueryEstDte, docs/sii-protocol.md §6) or the boleta channel (EnvioBOLETA: the REST API, §7.3);
+// and, for received 33/34/43, the receiver's actions registered at the SII (RegistroReclamoDTE, §6.7).
 // It owns the tokens (DESIGN §6): one per (certificate, channel, origin), renewed only when the SII refuses it, and
 // then the call is made once more. Every outcome is a value: SII outages, HTML pages, garbage and timeouts are
 // `retry` with a reason, never a throw. Only a caller's bug (a malformed RUT or date) throws.
 import type { SiiTarget } from '../../config'
-import type { DteStatusOutcome, EnvioOutcome, MotivoSii, SiiChannel, UploadOutcome } from '../../domain/sii-respuestas'
+import type { Accion } from '../../domain/intercambio'
+import type {
+  DteStatusOutcome, EnvioOutcome, EventosOutcome, FechaRecepcionOutcome, MotivoSii, RegistroDoc, RegistroOutcome, SiiChannel, UploadOutcome,
+} from '../../domain/sii-respuestas'
+import type { RegistroReclamoOperation } from '../registro-reclamo-protocol'
 import type { Signer } from '../../domain/signer'
 import { fetchBoletaToken, fetchSoapToken } from './auth'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from './boleta-rest'
 import { TOKEN_NOT_AUTHORIZED_ESTADOS } from './codes'
 import { exchange, type HttpRequest } from './http'
-import { originsFor, PATHS, type HostTarget, type SiiOrigins } from './hosts'
+import { originsFor, PATHS, registroReclamoEndpoint, type HostTarget, type SiiOrigins } from './hosts'
 import { dteStatusOutcome, envioOutcome } from './queries'
+import { callRegistro, eventosOutcome, fechaRecepcionOutcome, registroOutcome, registroParams, type RegistroReply } from './registro-reclamo'
 import { callSoap } from './soap'
 import { TokenCache, type TokenFailure, type TokenResult } from './token-cache'
 import { boletaUploadOutcome, rutParts, uploadForm, uploadOutcome } from './upload'
@@ -45,6 +51,12 @@ export interface SiiClient {
   upload(company: SiiCompany, creds: SiiCredentials, channel: SiiChannel, envelope: Uint8Array, fileName: string): Promise<UploadOutcome>
   queryEnvio(company: SiiCompany, creds: SiiCredentials, channel: SiiChannel, trackId: string): Promise<EnvioOutcome>
   queryDte(company: SiiCompany, creds: SiiCredentials, channel: SiiChannel, dte: DteQuery): Promise<DteStatusOutcome>
+  /** ingresarAceptacionReclamoDoc: `company` is the receiver acting, with its certificate's token (§6.7). */
+  registrarAccion(company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc, accion: Accion): Promise<RegistroOutcome>
+  /** listarEventosHistDoc: the events of `doc`, asked by its issuer or its receiver (`company`). */
+  listarEventos(company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc): Promise<EventosOutcome>
+  /** consultarFechaRecepcionSii: when the SII received `doc`, which starts its 8 days. */
+  fechaRecepcion(company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc): Promise<FechaRecepcionOutcome>
 }
 
 export interface SiiClientOptions {
@@ -76,15 +88,17 @@ export function createSiiClient(opts: SiiClientOptions): SiiClient {
   /**
    * Runs `call` with the channel's token. When the answer says the token is invalid, drops that token, gets a new
    * one and runs `call` once more; a second refusal is handed to `stillRefused` (DESIGN §6: retry the call ONCE).
+   * `issuer` names the origin whose token the call takes when it is not the channel's own (RegistroReclamoDTE, §6.7).
    */
   async function withToken<T>(
     company: SiiCompany, creds: SiiCredentials, channel: SiiChannel,
     call: (token: string, origins: SiiOrigins) => Promise<T | TokenRejection>,
     noToken: (failure: TokenFailure) => T,
     stillRefused: (rejection: TokenRejection) => T,
+    issuer?: string,
   ): Promise<T> {
     const origins = originsFor(target, company.ambiente)
-    const origin = tokenOrigin(origins, channel)
+    const origin = issuer ?? tokenOrigin(origins, channel)
     const key = `${creds.certificateId}\u0000${channel}\u0000${origin}`
     const fetchToken = async (): Promise<TokenResult> => {
       const ctx = { fetch: fetchFn, timeoutMs, origin, signer: creds.signer }
@@ -162,7 +176,36 @@ export function createSiiClient(opts: SiiClientOptions): SiiClient {
     return outcome
   }
 
-  return { upload, queryEnvio, queryDte }
+  /**
+   * One RegistroReclamoDTE operation with the SOAP token of the service's token origin (§6.7), renewed once when the
+   * service refuses it; `read` maps the answer. Every outcome is logged without the token.
+   */
+  async function registro<T extends { kind: string }>(
+    company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc, operation: RegistroReclamoOperation, accion: Accion | undefined,
+    read: (reply: RegistroReply) => T | TokenRejection,
+  ): Promise<T | { kind: 'retry'; reason: string }> {
+    const params = registroParams(doc, accion)
+    const endpoint = registroReclamoEndpoint(target, company.ambiente)
+    const outcome = await withToken<T | { kind: 'retry'; reason: string }>(company, creds, 'soap',
+      async (token) => read(await callRegistro({ fetch: fetchFn, timeoutMs, url: endpoint.url, token, operation, params })),
+      (f) => ({ kind: 'retry', reason: f.reason }),
+      () => ({ kind: 'retry', reason: 'token refused twice in a row (TOKEN invalido)' }),
+      endpoint.tokenOrigin)
+    log('sii.registro_reclamo', {
+      operation, rut_empresa: company.rut, rut_emisor: doc.rutEmisor, tipo_dte: doc.tipoDte, folio: doc.folio, ...(accion === undefined ? {} : { accion }),
+      outcome: outcome.kind, ...registroLogFields(outcome),
+    })
+    return outcome
+  }
+
+  const registrarAccion = (company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc, accion: Accion): Promise<RegistroOutcome> =>
+    registro(company, creds, doc, 'ingresarAceptacionReclamoDoc', accion, registroOutcome)
+  const listarEventos = (company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc): Promise<EventosOutcome> =>
+    registro(company, creds, doc, 'listarEventosHistDoc', undefined, eventosOutcome)
+  const fechaRecepcion = (company: SiiCompany, creds: SiiCredentials, doc: RegistroDoc): Promise<FechaRecepcionOutcome> =>
+    registro(company, creds, doc, 'consultarFechaRecepcionSii', undefined, fechaRecepcionOutcome)
+
+  return { upload, queryEnvio, queryDte, registrarAccion, listarEventos, fechaRecepcion }
 }
 
 function hostTarget(target: SiiClientOptions['target']): HostTarget {
@@ -207,6 +250,14 @@ function uploadLogFields(o: UploadOutcome): object {
     case 'refused': case 'not_authorized': return { status: o.status, glosa: o.glosa }
     case 'retry': return { reason: o.reason, status: o.status }
   }
+}
+
+function registroLogFields(o: { kind: string }): object {
+  const fields = o as { codResp?: number; descResp?: string; reason?: string; eventos?: readonly unknown[]; fecha?: string }
+  if (fields.reason !== undefined) return { reason: fields.reason }
+  if (fields.eventos !== undefined) return { eventos: fields.eventos.length }
+  if (fields.fecha !== undefined) return { fecha: fields.fecha }
+  return { cod_resp: fields.codResp, desc_resp: fields.descResp }
 }
 
 function envioLogFields(o: EnvioOutcome): object {

@@ -1,5 +1,6 @@
 // Where each SII call goes. The real SII splits its services over hosts by environment (docs/sii-protocol.md §6.1, §7.3); an
 // origin from `--sii` (DESIGN §2) takes every call, with the SII's own paths, so the simulator needs one port only.
+import { REGISTRO_RECLAMO_PATH } from '../registro-reclamo-protocol'
 
 export type Ambiente = 'certificacion' | 'produccion'
 
@@ -52,4 +53,30 @@ export function originsFor(target: HostTarget, ambiente: Ambiente): SiiOrigins {
   if (target.kind === 'sii') return SII_ORIGINS[ambiente]
   const origin = target.origin.replace(/\/+$/, '')
   return { soap: origin, upload: origin, boletaApi: origin, boletaEnvio: origin }
+}
+
+/**
+ * RegistroReclamoDTE (docs/sii-protocol.md §6.7) lives on its own hosts, ws2 for certificación and ws1 for producción,
+ * and its path names the ambiente too. An origin target (the simulator) serves both paths, so the company's ambiente
+ * still picks the path.
+ */
+const REGISTRO_RECLAMO_ORIGIN: Readonly<Record<Ambiente, string>> = { certificacion: 'https://ws2.sii.cl', produccion: 'https://ws1.sii.cl' }
+
+export interface RegistroReclamoEndpoint {
+  /** The service URL the SOAP requests are posted to. */
+  readonly url: string
+  /** The DTEWS origin whose seed/token the service takes in `Cookie: TOKEN=` (§6.7). */
+  readonly tokenOrigin: string
+}
+
+/**
+ * Where a company's RegistroReclamoDTE calls go, and which DTEWS issues their token. [LIB] LibreDTE found in 2021
+ * (libredte-lib-core issue #72, reproduced by its maintainer) that the certificación service refuses a maullin token
+ * and takes a palena one, and since then gets the token from producción whatever the ambiente; Timbre does the same.
+ */
+export function registroReclamoEndpoint(target: HostTarget, ambiente: Ambiente): RegistroReclamoEndpoint {
+  const path = REGISTRO_RECLAMO_PATH[ambiente]
+  if (target.kind === 'sii') return { url: REGISTRO_RECLAMO_ORIGIN[ambiente] + path, tokenOrigin: SII_ORIGINS.produccion.soap }
+  const one = target.origin.replace(/\/+$/, '')
+  return { url: one + path, tokenOrigin: one }
 }

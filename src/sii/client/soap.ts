@@ -1,6 +1,7 @@
 // The DTEWS SOAP services (docs/sii-protocol.md §6.2): Axis 1.x, RPC style, SOAP 1.1, `SOAPAction: ""`, xsd:string parameters in
 // the WSDL's order. The answer is one string holding an XML document (`SII:RESPUESTA`) inside `<…Return>`: its text is
 // taken entity-decoded and parsed again. The SII's own answers, its faults and its outages are told apart here.
+// RegistroReclamoDTE (§6.7) is another server (JAX-WS, RPC/literal): `literalEnvelope` and `literalOutcome` speak it.
 import { childElements, escapeXmlText, parseXml, textOf } from '../../xml/latin1'
 import { exchange, passingFault, snippet, type HttpResult } from './http'
 
@@ -99,6 +100,44 @@ export function soapOutcome(res: HttpResult, operation: string): SoapOutcome {
   if (reply.kind === 'respuesta') return { kind: 'respuesta', respuesta: reply.respuesta, raw: reply.inner }
   if (reply.kind === 'fault') return { kind: 'fault', faultString: reply.faultString, raw: res.text }
   return { kind: 'failure', reason: passingFault(res) ?? reply.reason, raw: res.text }
+}
+
+/**
+ * An RPC/literal request, the binding of RegistroReclamoDTE's WSDL (docs/sii-protocol.md §6.7): the operation element
+ * in the service's namespace (a JAX-WS server dispatches on it), each part an unqualified child holding its text, no
+ * `xsi:type` and no encodingStyle.
+ */
+export function literalEnvelope(namespace: string, operation: string, params: readonly SoapParam[]): string {
+  const args = params.map(([name, value]) => `<${name}>${escapeXmlText(value)}</${name}>`).join('')
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>' +
+    `<soapenv:Envelope xmlns:soapenv="${SOAPENV}"><soapenv:Body><ws:${operation} xmlns:ws="${namespace}">${args}</ws:${operation}>` +
+    '</soapenv:Body></soapenv:Envelope>'
+  )
+}
+
+export type LiteralOutcome =
+  | { readonly kind: 'response'; readonly element: Element; readonly raw: string }
+  | { readonly kind: 'fault'; readonly faultString: string; readonly raw: string }
+  | { readonly kind: 'failure'; readonly reason: string; readonly raw?: string }
+
+/** An RPC/literal answer: the Body's `<operation>Response` element (its `return` is read by the caller), a Fault, or a failure. */
+export function literalOutcome(res: HttpResult, operation: string): LiteralOutcome {
+  if (res.kind === 'failure') return res
+  let envelope: Element | null = null
+  try {
+    envelope = parseXml(res.text.trim()).documentElement
+  } catch (err) {
+    return { kind: 'failure', reason: passingFault(res) ?? `SOAP envelope is not XML: ${errorMessage(err)}`, raw: res.text }
+  }
+  const fault = findByLocalName(envelope, (name) => name === 'Fault')
+  if (fault !== null) {
+    const faultString = childElements(fault).find((e) => e.localName === 'faultstring')
+    return { kind: 'fault', faultString: snippet(textOf(faultString ?? fault), 300), raw: res.text }
+  }
+  const response = findByLocalName(envelope, (name) => name === `${operation}Response`)
+  if (response === null) return { kind: 'failure', reason: passingFault(res) ?? `SOAP answer without ${operation}Response`, raw: res.text }
+  return { kind: 'response', element: response, raw: res.text }
 }
 
 function findByLocalName(root: Element, match: (localName: string) => boolean): Element | null {

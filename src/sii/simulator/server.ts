@@ -3,13 +3,15 @@
 // boleta REST API of apicert/pangal are all served on one origin: the client's `--sii <origin>` target points every
 // host at it. The wire contract is docs/decisions/simulator.md "Wire contract". This file starts the server, draws
 // the faults and routes; each channel answers in its own module, cut as src/sii/client/ is: soap-service.ts (DTEWS),
-// upload-service.ts (DTEUpload), boleta-service.ts (the boleta REST API).
+// upload-service.ts (DTEUpload), boleta-service.ts (the boleta REST API), registro-reclamo-service.ts
+// (RegistroReclamoDTE of ws1/ws2).
 import { authorityKeys } from '../../xml/authority-keys'
 import { BOLETA_ROUTES } from './boleta-service'
 import type { Route, SimulatorContext } from './channel'
 import { MAX_ENVELOPE_BYTES } from './envelope-reception'
 import { DEFAULT_HANG_MS, drawFault, faultResponse, Hangs, type FaultOptions } from './faults'
 import { textResponse } from './http-responses'
+import { REGISTRO_RECLAMO_ROUTES } from './registro-reclamo-service'
 import { SOAP_ROUTES } from './soap-service'
 import { SimulatorStore } from './store'
 import { UPLOAD_ROUTES } from './upload-service'
@@ -40,7 +42,7 @@ export interface RunningSimulator {
 const DEFAULT_PROCESSING_DELAY_MS = 3000
 
 /** Every endpoint of every channel. No two match the same request, so their order does not matter. */
-const ROUTES: readonly Route[] = [...SOAP_ROUTES, ...UPLOAD_ROUTES, ...BOLETA_ROUTES]
+const ROUTES: readonly Route[] = [...SOAP_ROUTES, ...UPLOAD_ROUTES, ...BOLETA_ROUTES, ...REGISTRO_RECLAMO_ROUTES]
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const store = new SimulatorStore(opts.dataDir ?? null)

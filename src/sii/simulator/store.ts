@@ -71,6 +71,18 @@ export interface DocumentoRow {
   readonly errors: readonly SiiError[]
 }
 
+/** One event of RegistroReclamoDTE (docs/sii-protocol.md §6.7), as ingresarAceptacionReclamoDoc registered it. */
+export interface EventoRow {
+  readonly rut_emisor: string
+  readonly tipo: number
+  readonly folio: number
+  /** ACD, ERM, RCD, RFP, RFT. */
+  readonly accion: string
+  /** The token's holder who registered it, canonical `12345678-K`. */
+  readonly rut_responsable: string
+  readonly registered_at: number
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS seed (seed TEXT PRIMARY KEY, channel TEXT NOT NULL, created_at INTEGER NOT NULL, used_at INTEGER);
@@ -86,6 +98,11 @@ CREATE TABLE IF NOT EXISTS documento (
   PRIMARY KEY (track_id, position)
 );
 CREATE INDEX IF NOT EXISTS documento_folio ON documento (rut_emisor, tipo, folio);
+CREATE TABLE IF NOT EXISTS evento (
+  rut_emisor TEXT NOT NULL, tipo INTEGER NOT NULL, folio INTEGER NOT NULL, accion TEXT NOT NULL, rut_responsable TEXT NOT NULL,
+  registered_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evento_documento ON evento (rut_emisor, tipo, folio);
 `
 
 /** First values of the counters: SOAP track ids are 10 digits with a leading zero, boleta ones 15 (docs/sii-protocol.md §6.4, §7.1). */
@@ -176,6 +193,28 @@ export class SimulatorStore {
         "SELECT rut_receptor AS rutReceptor, fecha_emision AS fechaEmision, monto FROM documento WHERE rut_emisor = ? AND tipo = ? AND folio = ? AND estado IN ('DOK', 'RPR', 'RLV') ORDER BY rowid LIMIT 1",
       )
       .get(rutEmisor, tipo, folio)
+  }
+
+  /** The events registered on a document, oldest first (listarEventosHistDoc, docs/sii-protocol.md §6.7). */
+  eventosOf(rutEmisor: string, tipo: number, folio: number): EventoRow[] {
+    return this.db
+      .query<EventoRow, [string, number, number]>('SELECT rut_emisor, tipo, folio, accion, rut_responsable, registered_at FROM evento WHERE rut_emisor = ? AND tipo = ? AND folio = ? ORDER BY rowid')
+      .all(rutEmisor, tipo, folio)
+  }
+
+  /**
+   * Reads a document's events and, when `decide` says so, registers one more, in one IMMEDIATE transaction: two
+   * simulators on one file (a CLI and a test) cannot both register the first claim of a document.
+   */
+  registerEvento<T>(rutEmisor: string, tipo: number, folio: number, decide: (previas: readonly EventoRow[]) => { readonly evento: EventoRow | null; readonly answer: T }): T {
+    return this.db.transaction(() => {
+      const { evento, answer } = decide(this.eventosOf(rutEmisor, tipo, folio))
+      if (evento !== null) {
+        this.db.query('INSERT INTO evento (rut_emisor, tipo, folio, accion, rut_responsable, registered_at) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(evento.rut_emisor, evento.tipo, evento.folio, evento.accion, evento.rut_responsable, evento.registered_at)
+      }
+      return answer
+    }).immediate()
   }
 
   /** Every time this folio was received, oldest first, with its envelope (getEstDte reads the latest relevant one). */
