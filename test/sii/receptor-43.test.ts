@@ -2,7 +2,7 @@
 // schema requires of the receptor. A liquidación-factura (43) without GiroRecep fails EnvioDTE_v10.xsd, and the
 // simulator ends its envelope RSC; a factura (33) without it is schema-valid, and the simulator accepts it, as the SII does.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { validateEnvelopeSchema } from '../../src/sii/simulator/schemas'
+import { validateSchema } from '../../src/xml/xsd'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../src/xml/latin1'
 import { fixtureOfEachType } from '../support/fixtures'
 import { issue, provisionIssuer } from '../support/issuance'
@@ -30,9 +30,9 @@ describe('receptor fields the SII schema requires', () => {
     const signed = fromLatin1Bytes(new Uint8Array(await res.arrayBuffer()))
     expect(signed).toContain('<GiroRecep>')
     const caratula = { rutEmisor: t.empresa.rut }
-    const intact = await validateEnvelopeSchema(envioDte([signed], caratula), 'EnvioDTE')
+    const intact = await validateSchema(envioDte([signed], caratula), 'EnvioDTE')
     expect(intact).toEqual({ isValid: true, errors: [] })
-    const cut = await validateEnvelopeSchema(envioDte([withoutGiroRecep(signed)], caratula), 'EnvioDTE')
+    const cut = await validateSchema(envioDte([withoutGiroRecep(signed)], caratula), 'EnvioDTE')
     expect(cut.isValid).toBe(false)
     expect(cut.errors.join(' ')).toMatch(/GiroRecep|DirRecep|Receptor/)
   })
@@ -40,6 +40,6 @@ describe('receptor fields the SII schema requires', () => {
   test('a 33 without GiroRecep is schema-valid: the SII does not reject it on arrival', async () => {
     const envelope = envioDte([withoutGiroRecep(dte({ folio: 77 }))])
     expect(fromLatin1Bytes(envelope)).not.toContain('<GiroRecep>')
-    expect(await validateEnvelopeSchema(toLatin1Bytes(fromLatin1Bytes(envelope)), 'EnvioDTE')).toEqual({ isValid: true, errors: [] })
+    expect(await validateSchema(toLatin1Bytes(fromLatin1Bytes(envelope)), 'EnvioDTE')).toEqual({ isValid: true, errors: [] })
   })
 })

@@ -1,14 +1,14 @@
 // The SII's own example envelope (test/fixtures/sii/examples/F60T33-ejemplo-oficial-SII.xml) passes every check of the
 // simulator: schema, both signatures verified with their RSAKeyValue (its X509Certificate is not its signer's,
 // test/fixtures/sii/README.md), the TED against its CAF and the CAF against the SII's IDK 100 key. Then it is uploaded for real.
-// Also: the XSDs embedded in the simulator are byte for byte the SII's.
+// Also: the XSDs embedded in the binary (src/xml/schemas/, used by the simulator and by reception) are byte for byte the SII's.
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkEnvelope, documentErrors, dteSignatureErrors, isRefusal, readEnvelope, type ReadEnvelope } from '../../src/sii/simulator/checks'
-import { SCHEMA_FILES, schemaBytes, validateEnvelopeSchema } from '../../src/sii/simulator/schemas'
+import { SCHEMA_FILES, schemaBytes, validateSchema } from '../../src/xml/xsd'
 import { startSimulator } from '../../src/sii/simulator/server'
-import { verifyEnvelopeSignature } from '../../src/sii/simulator/xmldsig'
+import { verifyEnvelopeSignature } from '../../src/xml/block-signature'
 import { authorityKeys } from '../../src/xml/authority-keys'
 import { fromLatin1Bytes, toLatin1Bytes } from '../../src/xml/latin1'
 import { verifyXmlSignatures } from '../../src/xml/signature'
@@ -27,7 +27,7 @@ function read(bytes: Uint8Array = EXAMPLE): ReadEnvelope {
 
 describe('the SII\'s example envelope', () => {
   test('validates against EnvioDTE_v10.xsd in process (xmllint-wasm)', async () => {
-    expect(await validateEnvelopeSchema(EXAMPLE, 'EnvioDTE')).toEqual({ isValid: true, errors: [] })
+    expect(await validateSchema(EXAMPLE, 'EnvioDTE')).toEqual({ isValid: true, errors: [] })
   })
 
   test('its envelope signature verifies in place with its RSAKeyValue, though its certificate is another key', () => {
@@ -84,6 +84,13 @@ describe('the SII\'s example envelope', () => {
 })
 
 describe('embedded XSDs', () => {
+  test('the exchange schemas of DESIGN §13 are embedded beside the envelopes\'', () => {
+    expect(Object.keys(SCHEMA_FILES).sort()).toEqual([
+      'DTE_v10.xsd', 'EnvioBOLETA_v11.xsd', 'EnvioDTE_v10.xsd', 'EnvioRecibos_v10.xsd', 'Recibos_v10.xsd',
+      'RespSII_v10.xsd', 'RespuestaEnvioDTE_v10.xsd', 'SiiTypes_v10.xsd', 'xmldsignature_v10.xsd',
+    ])
+  })
+
   test.each(Object.keys(SCHEMA_FILES))('%s is byte for byte the SII\'s file', async (name) => {
     const embedded = (await schemaBytes()).get(name)
     expect(Buffer.from(embedded ?? new Uint8Array()).equals(readFileSync(join(SCHEMAS, name)))).toBe(true)
@@ -91,7 +98,7 @@ describe('embedded XSDs', () => {
 
   test('a schema violation is reported with libxml2\'s message and line', async () => {
     const text = fromLatin1Bytes(EXAMPLE).replace('<MntTotal>119000</MntTotal>', '<MntTotal>x</MntTotal>')
-    const result = await validateEnvelopeSchema(toLatin1Bytes(text), 'EnvioDTE')
+    const result = await validateSchema(toLatin1Bytes(text), 'EnvioDTE')
     expect(result.isValid).toBe(false)
     expect(result.errors[0]).toMatch(/^envio\.xml:\d+: .*MntTotal/)
   })

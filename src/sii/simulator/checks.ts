@@ -8,57 +8,24 @@
 //   (STATUS 1) and the company (STATUS 6). The boleta REST envío receives everything and reports those later.
 // - After a track id: XSD (RSC), carátula (RCT), the DTEs' own signatures (RFR), then each document on its own
 //   (TED, CAF, folio range, duplicates, receptor rules) → DOK / RPR / RCH inside an EPR envelope.
-import { verify, type KeyObject } from 'node:crypto'
+import type { KeyObject } from 'node:crypto'
 import { normalizeRut } from '../../domain/rut'
-import { verifyCafSignature } from '../../xml/caf'
+import { verifyEnvelopeSignature } from '../../xml/block-signature'
+import { dteSignatureProblem, stampProblems, type StampProblem } from '../../xml/dte-checks'
 import { SII_RUT } from '../../xml/envelope'
-import { childElements, fromLatin1Bytes, parseXml, textOf, toLatin1Bytes } from '../../xml/latin1'
-import { verifyXmlSignatures } from '../../xml/signature'
-import { readTed } from '../../xml/ted'
-import { validateEnvelopeSchema, type EnvelopeRoot } from './schemas'
+import { isUnreadable, readEnvio, type DocFields, type EnvioDteEntry, type ReadEnvio } from '../../xml/read-envio'
+import { validateSchema, type EnvelopeRoot } from '../../xml/xsd'
 import type { DocEstado, SiiError, StoredRejection } from './store'
-import { certificateOf, verifyEnvelopeSignature } from './xmldsig'
-import { SII_NS } from '../../xml/dsig-profile'
+import { certificateOf } from './xmldsig'
 
 
 /** Receptor RUTs that let integrators reach every outcome (DESIGN §9). 66666666-6 is accepted like any RUT. */
 export const RECEPTOR_RECHAZA = '88888888-8'
 export const RECEPTOR_REPARO = '77777777-7'
 
-/** One DTE of the envelope: its element in the envelope's tree and its text exactly as uploaded. */
-export interface DteEntry {
-  readonly element: Element
-  /** `<DTE …>…</DTE>` verbatim; null when it could not be cut out of the file (then its signature cannot verify). */
-  readonly text: string | null
-  readonly fields: DocFields
-}
-
-/** What the SII records of each document (getEstDte compares these, docs/sii-protocol.md §6.6). */
-export interface DocFields {
-  readonly id: string
-  readonly tipo: number
-  readonly folio: number
-  readonly fechaEmision: string
-  readonly rutEmisor: string
-  readonly rutReceptor: string
-  readonly razonSocialReceptor: string | null
-  readonly montoTotal: string
-  readonly item1: string
-}
-
-export interface ReadEnvelope {
-  readonly text: string
-  readonly doc: Document
-  readonly root: EnvelopeRoot
-  readonly caratula: {
-    readonly rutEmisor: string
-    readonly rutEnvia: string
-    readonly rutReceptor: string
-    /** SubTotDTE as written: [TpoDTE, NroDTE] pairs. */
-    readonly subtotales: ReadonlyArray<readonly [number, number]>
-  }
-  readonly dtes: readonly DteEntry[]
-}
+/** One DTE of the envelope (xml/read-envio.ts reads envelopes for the simulator and for reception alike). */
+export type DteEntry = EnvioDteEntry
+export type ReadEnvelope = ReadEnvio
 
 /** An upload-time refusal; DTEUpload answers its STATUS, the boleta REST envío turns it into an envelope rejection. */
 export interface Refusal {
@@ -68,45 +35,10 @@ export interface Refusal {
   readonly errors: readonly string[]
 }
 
-/** Decodes by the file's declaration: ISO-8859-1 unless it says UTF-8 (docs/sii-protocol.md §1.2; libxml2 does the same). */
-export function decodeEnvelope(bytes: Uint8Array): string {
-  const head = fromLatin1Bytes(bytes.subarray(0, 200))
-  const declared = /^\s*<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']/.exec(head)?.[1]?.toLowerCase()
-  return declared === 'utf-8' || declared === 'utf8' ? new TextDecoder('utf-8').decode(bytes) : fromLatin1Bytes(bytes)
-}
-
 /** Parses the file and reads the Caratula and the DTEs; a refusal when it is not the envelope `expected`. */
 export function readEnvelope(bytes: Uint8Array, expected: EnvelopeRoot): ReadEnvelope | Refusal {
-  const text = decodeEnvelope(bytes)
-  let doc: Document
-  try {
-    doc = parseXml(text)
-  } catch (err) {
-    return refusal('file', `el archivo no es XML bien formado: ${err instanceof Error ? err.message : String(err)}`)
-  }
-  const root = doc.documentElement
-  if (root.localName !== expected || root.namespaceURI !== SII_NS) {
-    // docs/sii-protocol.md §1.1, §7.1: boletas go only to the REST envío in EnvioBOLETA, every other type only to DTEUpload.
-    return refusal('file', `se esperaba ${expected} en el espacio de nombres ${SII_NS}, se recibió ${root.localName}`)
-  }
-  const setDte = childElements(root).find((e) => e.localName === 'SetDTE')
-  if (setDte === undefined) return refusal('file', `${expected} sin SetDTE`)
-  const caratula = childElements(setDte).find((e) => e.localName === 'Caratula')
-  const elements = childElements(setDte).filter((e) => e.localName === 'DTE')
-  const texts = dteTexts(text, elements.length)
-  return {
-    text,
-    doc,
-    root: expected,
-    caratula: {
-      rutEmisor: leaf(caratula, 'RutEmisor'),
-      rutEnvia: leaf(caratula, 'RutEnvia'),
-      rutReceptor: leaf(caratula, 'RutReceptor'),
-      subtotales: (caratula === undefined ? [] : childElements(caratula).filter((e) => e.localName === 'SubTotDTE'))
-        .map((s) => [Number(leaf(s, 'TpoDTE')), Number(leaf(s, 'NroDTE'))] as const),
-    },
-    dtes: elements.map((element, i) => ({ element, text: texts?.[i] ?? null, fields: fieldsOf(element) })),
-  }
+  const read = readEnvio(bytes, expected)
+  return isUnreadable(read) ? refusal('file', read.problem) : read
 }
 
 export function isRefusal(value: ReadEnvelope | Refusal): value is Refusal {
@@ -148,7 +80,7 @@ export interface UploadParties {
  * the envelope passes them. Async only for the XSD; everything else is synchronous.
  */
 export async function checkEnvelope(read: ReadEnvelope, bytes: Uint8Array): Promise<StoredRejection | null> {
-  const schema = await validateEnvelopeSchema(bytes, read.root)
+  const schema = await validateSchema(bytes, read.root)
   if (!schema.isValid) {
     const errors = schema.errors.slice(0, 20).map((e) => siiError('SCH', 1, 'Error de schema', e, lineOf(e)))
     return envelopeRejection('RSC', errors)
@@ -210,71 +142,36 @@ function caratulaErrors(read: ReadEnvelope): SiiError[] {
 }
 
 /**
- * The SII verifies each DTE from its own text, standalone (docs/sii-protocol.md §4.3): the SII's tool signed DTEs with no
- * namespace, Timbre declares the envelope's namespaces; both verify standalone. One Signature, covering the
- * document element's ID, verified with its RSAKeyValue (the certificate is not required to match, §4.1).
+ * The SII verifies each DTE from its own text, standalone (docs/sii-protocol.md §4.3; the rule: xml/dte-checks.ts
+ * dteSignatureProblem), and answers FRM-2 when it fails.
  */
 export function dteSignatureErrors(dte: DteEntry): SiiError[] {
-  const fail = (detalle: string): SiiError[] => [siiError('FRM', 2, 'Firma del DTE inválida', `DTE ${dte.fields.id}: ${detalle}`)]
-  if (dte.text === null) return fail('no se pudo aislar el texto del DTE en el envío')
-  let checks: ReturnType<typeof verifyXmlSignatures>
-  try {
-    checks = verifyXmlSignatures(dte.text, { requireCertificateMatch: false })
-  } catch (err) {
-    return fail(`DTE ilegible por sí solo: ${err instanceof Error ? err.message : String(err)}`)
-  }
-  const [check, ...more] = checks
-  if (check === undefined) return fail('sin firma')
-  if (more.length > 0) return fail('más de una firma')
-  if (check.uri !== `#${dte.fields.id}`) return fail(`la firma referencia "${check.uri}", no "#${dte.fields.id}"`)
-  return check.isValid ? [] : fail(check.reason ?? 'firma inválida')
+  const problem = dteSignatureProblem(dte.text, dte.fields.id)
+  return problem === null ? [] : [siiError('FRM', 2, 'Firma del DTE inválida', `DTE ${dte.fields.id}: ${problem}`)]
 }
 
 /**
- * The document on its own (docs/sii-protocol.md §3.2 "Verifying a TED"): FRMT over the flat DD with the DD's own RSAPK; the
- * CAF's FRMA with the authority key of its IDK (100, 300, 900 accepted); the DD's fields against the document
- * (RE, TD, F, FE, RR, MNT; RSR and IT1 as prefixes of RznSocRecep and the first NmbItem, compared trimmed, §3.1);
- * the CAF is the issuer's, for this type, and its range holds the folio. Empty when all pass.
+ * The document on its own (docs/sii-protocol.md §3.2 "Verifying a TED"; the rules: xml/dte-checks.ts stampProblems),
+ * with the authority keys the simulator accepts (100, 300, 900), each finding as the simulator codes it. Empty when all pass.
  */
 export function documentErrors(dte: DteEntry, authorityKeys: ReadonlyMap<number, KeyObject>): SiiError[] {
-  const f = dte.fields
-  const error = (seccion: string, codigo: number, descripcion: string, detalle: string): SiiError =>
-    siiError(seccion, codigo, descripcion, `DTE ${f.id}: ${detalle}`)
-  let ted: ReturnType<typeof readTed>
-  try {
-    ted = readTed(dte.text ?? '')
-  } catch (err) {
-    return [error('TED', 4, 'TED no encontrado o ilegible', err instanceof Error ? err.message : String(err))]
-  }
-  if (!frmtVerifies(ted.ddXml, ted.frmt, ted.caf.publicKey)) {
-    return [error('TED', 1, 'Firma del TED (FRMT) no corresponde al CAF', 'FRMT no verifica sobre DD con la llave RSAPK del CAF')]
-  }
-  try {
-    verifyCafSignature(ted.caf, authorityKeys)
-  } catch (err) {
-    return [error('TED', 2, 'CAF no autorizado por el SII', err instanceof Error ? err.message : String(err))]
-  }
-  const errors: SiiError[] = []
-  const d = ted.data
-  const mismatch = (field: string, inTed: string | number, inDoc: string | number): void => {
-    errors.push(error('TED', 3, 'Dato del TED no coincide con el documento', `${field} ${inTed} en el TED, ${inDoc} en el documento`))
-  }
-  if (normalizeRut(d.rutEmisor) !== normalizeRut(f.rutEmisor)) mismatch('RE', d.rutEmisor, f.rutEmisor)
-  if (d.tipoDte !== f.tipo) mismatch('TD', d.tipoDte, f.tipo)
-  if (d.folio !== f.folio) mismatch('F', d.folio, f.folio)
-  if (d.fechaEmision !== f.fechaEmision) mismatch('FE', d.fechaEmision, f.fechaEmision)
-  if (normalizeRut(d.rutReceptor) !== normalizeRut(f.rutReceptor)) mismatch('RR', d.rutReceptor, f.rutReceptor)
-  if (Number(d.montoTotal) !== Number(f.montoTotal) || f.montoTotal.trim() === '') mismatch('MNT', d.montoTotal, f.montoTotal)
-  // Boletas may omit RznSocRecep; LibreDTE then writes RR as RSR (docs/sii-protocol.md §3.1): nothing to compare against.
-  if (f.razonSocialReceptor !== null && !isPrefix(d.razonSocialReceptor, f.razonSocialReceptor)) mismatch('RSR', d.razonSocialReceptor, f.razonSocialReceptor)
-  if (!isPrefix(d.item1, f.item1)) mismatch('IT1', d.item1, f.item1)
-  if (ted.caf.rutEmisor !== normalizeRut(f.rutEmisor) || ted.caf.tipoDte !== f.tipo) {
-    errors.push(error('CAF', 2, 'CAF de otro emisor o tipo', `CAF de ${ted.caf.rutEmisor} tipo ${ted.caf.tipoDte}`))
-  }
-  if (f.folio < ted.caf.folioDesde || f.folio > ted.caf.folioHasta) {
-    errors.push(error('CAF', 1, 'Folio fuera del rango autorizado', `folio ${f.folio}, CAF ${ted.caf.folioDesde}..${ted.caf.folioHasta}`))
-  }
-  return errors
+  const problems = stampProblems(dte.text ?? '', dte.fields, authorityKeys)
+  // A CAF the SII did not authorize is the one reason given (TED-2): nothing else about the stamp matters then.
+  const unauthorized = problems.filter((p) => p.kind === 'caf_firma')
+  return (unauthorized.length > 0 ? unauthorized : problems).map((p) => {
+    const [seccion, codigo, descripcion] = STAMP_CODES[p.kind]
+    return siiError(seccion, codigo, descripcion, `DTE ${dte.fields.id}: ${p.detalle}`)
+  })
+}
+
+/** The simulator's section, code and text of each stamp finding (docs/decisions/simulator.md). */
+const STAMP_CODES: Readonly<Record<StampProblem['kind'], readonly [string, number, string]>> = {
+  ilegible: ['TED', 4, 'TED no encontrado o ilegible'],
+  frmt: ['TED', 1, 'Firma del TED (FRMT) no corresponde al CAF'],
+  caf_firma: ['TED', 2, 'CAF no autorizado por el SII'],
+  dato: ['TED', 3, 'Dato del TED no coincide con el documento'],
+  caf_emisor: ['CAF', 2, 'CAF de otro emisor o tipo'],
+  caf_rango: ['CAF', 1, 'Folio fuera del rango autorizado'],
 }
 
 export interface DocumentVerdict {
@@ -341,58 +238,6 @@ function repeated(f: DocFields, earlier: ReceivedCopy, inEnvelope: boolean): Sii
   return same
     ? siiError('DTE', 100, 'DTE Repetido', `DTE ${f.id}: tipo ${f.tipo} folio ${f.folio} ${where}, con los mismos datos`)
     : siiError('DTE', 101, 'Folio para este Tipo de documento ya fue recibido en el SII', `DTE ${f.id}: tipo ${f.tipo} folio ${f.folio} ${where}, con otros datos`)
-}
-
-function frmtVerifies(ddXml: string, frmt: string, key: KeyObject): boolean {
-  try {
-    return verify('sha1', toLatin1Bytes(ddXml), key, Buffer.from(frmt, 'base64'))
-  } catch {
-    return false
-  }
-}
-
-/** RSR/IT1 are the first 40 characters of the document's value, possibly trimmed (docs/sii-protocol.md §3.1). */
-function isPrefix(inTed: string, inDocument: string): boolean {
-  const cut = inTed.trim()
-  return cut !== '' && inDocument.trimStart().startsWith(cut)
-}
-
-/**
- * The text of each `<DTE>` element as uploaded, in order, or null when the count found differs from the parsed one
- * (a `</DTE>` inside a comment, say): DTEs do not nest, so the first `</DTE>` after a start tag closes it.
- */
-function dteTexts(text: string, expected: number): string[] | null {
-  const found = [...text.matchAll(/<((?:[\w.-]+:)?)DTE(?=[\s>/])[\s\S]*?<\/\1DTE\s*>/g)].map((m) => m[0])
-  return found.length === expected ? found : null
-}
-
-function fieldsOf(dte: Element): DocFields {
-  const container = childElements(dte)[0]
-  const encabezado = child(container, 'Encabezado')
-  const idDoc = child(encabezado, 'IdDoc')
-  const receptor = child(encabezado, 'Receptor')
-  const razon = child(receptor, 'RznSocRecep')
-  const detalle = container === undefined ? undefined : childElements(container).find((e) => e.localName === 'Detalle')
-  return {
-    id: container?.getAttribute('ID') ?? '',
-    tipo: Number(leaf(idDoc, 'TipoDTE')),
-    folio: Number(leaf(idDoc, 'Folio')),
-    fechaEmision: leaf(idDoc, 'FchEmis'),
-    rutEmisor: leaf(child(encabezado, 'Emisor'), 'RUTEmisor'),
-    rutReceptor: leaf(receptor, 'RUTRecep'),
-    razonSocialReceptor: razon === undefined ? null : textOf(razon),
-    montoTotal: leaf(child(encabezado, 'Totales'), 'MntTotal'),
-    item1: detalle === undefined ? '' : leaf(detalle, 'NmbItem'),
-  }
-}
-
-function child(parent: Element | undefined, name: string): Element | undefined {
-  return parent === undefined ? undefined : childElements(parent).find((e) => e.localName === name)
-}
-
-function leaf(parent: Element | undefined, name: string): string {
-  const el = child(parent, name)
-  return el === undefined ? '' : textOf(el).trim()
 }
 
 function refusal(stage: Refusal['stage'], message: string): Refusal {
