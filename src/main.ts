@@ -4,6 +4,7 @@ import { apikeyCreate, apikeyList, apikeyRevoke } from './cli/apikey'
 import { backup, restore } from './cli/backup'
 import { helpText, parseArgs, UsageError, type Command } from './cli/command'
 import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
+import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { tokenIssue } from './cli/token'
@@ -17,6 +18,7 @@ const COMMANDS: readonly Command[] = [
   empresaCreate,
   empresaList,
   empresaUpdate,
+  empresaIntercambio,
   apikeyCreate,
   apikeyList,
   apikeyRevoke,

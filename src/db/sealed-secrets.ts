@@ -2,7 +2,7 @@
 // whether a master key opens this data dir before anything relies on it (DESIGN §3).
 import { desc } from 'drizzle-orm'
 import type { Db } from './open'
-import { cafs, certificados, webhooks } from './schema'
+import { cafs, certificados, mailboxes, webhooks } from './schema'
 
 export interface SealedSample {
   readonly purpose: string
@@ -13,9 +13,17 @@ export function sealedSecretSamples(db: Db): SealedSample[] {
   const certificado = db.select({ id: certificados.id, sealed: certificados.private_key_sealed }).from(certificados).orderBy(desc(certificados.id)).limit(1).get()
   const caf = db.select({ id: cafs.id, sealed: cafs.private_key_sealed }).from(cafs).orderBy(desc(cafs.id)).limit(1).get()
   const webhook = db.select({ id: webhooks.id, sealed: webhooks.secret_sealed }).from(webhooks).orderBy(desc(webhooks.id)).limit(1).get()
+  const mailbox = db
+    .select({ id: mailboxes.empresa_id, imap: mailboxes.imap_password_sealed, smtp: mailboxes.smtp_password_sealed })
+    .from(mailboxes)
+    .orderBy(desc(mailboxes.updated_at))
+    .limit(1)
+    .get()
   return [
     ...(certificado ? [{ purpose: `certificado:${certificado.id}`, sealed: certificado.sealed }] : []),
     ...(caf ? [{ purpose: `caf:${caf.id}`, sealed: caf.sealed }] : []),
     ...(webhook ? [{ purpose: `webhook:${webhook.id}`, sealed: webhook.sealed }] : []),
+    ...(mailbox ? [{ purpose: `mailbox-imap:${mailbox.id}`, sealed: mailbox.imap }] : []),
+    ...(mailbox?.smtp ? [{ purpose: `mailbox-smtp:${mailbox.id}`, sealed: mailbox.smtp }] : []),
   ]
 }

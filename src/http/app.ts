@@ -17,6 +17,7 @@ import { dtePdfRoutes } from './routes/dte-pdf'
 import { certificadoRoutes } from './routes/certificado'
 import { clienteRoutes } from './routes/clientes'
 import { productoRoutes } from './routes/productos'
+import { intercambioRoutes } from './routes/intercambio'
 
 export { API_PREFIX }
 
@@ -67,6 +68,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     .use(docsRoutes())
     .use(opsRoutes(deps, readiness))
     .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)).use(dtePdfRoutes(deps)).use(clienteRoutes(deps)).use(productoRoutes(deps)).use(webhookRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(intercambioRoutes(deps)))
   return app
 }
 

@@ -3,6 +3,7 @@ import { isoTimestamp, santiagoDate } from '../clock'
 import { findEmpresaById, findEmpresaByRut, insertEmpresa, listEmpresas as listRows, updateEmpresa } from '../db/empresa-store'
 import type { EmpresaRow } from '../db/schema'
 import { checkEmpresaAlta, checkEmpresaDatos, checkResolucion, type EmpresaAlta, type EmpresaDatos } from '../domain/empresa'
+import type { InboundStatus } from '../domain/intercambio'
 import { normalizeRut } from '../domain/rut'
 import { TimbreError, validationError } from '../errors'
 import type { Deps } from './deps'
@@ -20,15 +21,18 @@ export interface EmpresaRecord {
   readonly ambiente: 'certificacion' | 'produccion'
   readonly fecha_resolucion: string
   readonly numero_resolucion: number
+  /** The exchange address (DESIGN §13); set with the mailbox settings (services/mailbox.ts). */
   readonly inbound_email: string | null
-  readonly inbound_status: string | null
+  readonly inbound_status: InboundStatus
   readonly is_demo: boolean
   readonly created_at: string
   readonly updated_at: string
 }
 
 export function toEmpresaRecord(row: EmpresaRow): EmpresaRecord {
-  return { ...row, acteco: [...row.acteco] }
+  // services/mailbox.ts keeps inbound_status with the mailbox row in one transaction; a company that never had one
+  // stores null, which the record spells as DESIGN §13 does.
+  return { ...row, acteco: [...row.acteco], inbound_status: (row.inbound_status as InboundStatus | null) ?? 'sin_configurar' }
 }
 
 export function createEmpresa(deps: Pick<Deps, 'store' | 'clock'>, input: Partial<EmpresaAlta> & { is_demo?: boolean }): EmpresaRecord {
