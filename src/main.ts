@@ -3,6 +3,7 @@
 import { apikeyCreate, apikeyList, apikeyRevoke } from './cli/apikey'
 import { backup, restore } from './cli/backup'
 import { helpText, parseArgs, UsageError, type Command } from './cli/command'
+import { contribuyentesImport } from './cli/contribuyentes'
 import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
@@ -29,6 +30,7 @@ const COMMANDS: readonly Command[] = [
   siiSimulatorCaf,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
+  contribuyentesImport,
   version,
 ]
 
