@@ -192,7 +192,7 @@ describe('migration 0007 backfills exports issued before it from their signed XM
 
     const store = openDatabase(dataDir)
     try {
-      expect(store.schema).toMatchObject({ pending: 0, databaseVersion: '0007_dte_moneda' })
+      expect(store.schema).toMatchObject({ pending: 0, databaseVersion: MIGRATIONS.at(-1)!.tag })
       expect(columns(store.sqlite)).toEqual(atIssuance)
       const byId = (id: string) => store.sqlite.query('SELECT moneda, monto_total_moneda FROM dtes WHERE id = ?').get(id)
       expect(byId(eur.json.id)).toEqual({ moneda: 'EURO', monto_total_moneda: '3703.7034' })

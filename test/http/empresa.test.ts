@@ -31,7 +31,7 @@ describe('GET /empresa', () => {
       fecha_resolucion: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
       numero_resolucion: 0,
       inbound_email: null,
-      inbound_status: null,
+      inbound_status: 'sin_configurar',
     })
     expect(res.json.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
   })
