@@ -1,10 +1,12 @@
 // DTE records and queries (spec 2.2, 4.1, 4.7) and the manual submission request (DESIGN §6).
 import { isoTimestamp } from '../clock'
 import { countDtes, findDte, listDtes as listRows, transitionDte, type DteFilter, type DteListRow } from '../db/dte-store'
+import { findDteIntercambio, findDteIntercambios } from '../db/dte-intercambio-store'
 import { insertTrackingEvent, lastTrackingEvent, listTrackingEvents } from '../db/dte-tracking-store'
 import type { Db } from '../db/open'
-import type { DteRow, DteTrackingEventRow } from '../db/schema'
+import type { DteIntercambioRow, DteRow, DteTrackingEventRow } from '../db/schema'
 import { ESTADOS_DTE, isEstadoDte, onSubmissionRequested } from '../domain/estados'
+import type { EstadoIntercambio } from '../domain/intercambio'
 import { isTipoDte } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
 import type { EnvioEstadistica, MotivoSii, OperacionSii, SiiChannel } from '../domain/sii-respuestas'
@@ -62,6 +64,62 @@ export interface HistorialSii {
   readonly motivos: MotivoSii[]
 }
 
+/**
+ * The exchange with the receiver (DESIGN §13, additive): the mail of the DTE to the receiver's exchange mailbox, the
+ * receiver's answers read back from the company's mailbox, and the receiver's actions as the SII's registry lists them.
+ */
+/** The receiver's RecepcionEnvio for this DTE (RespuestaDTE). `fecha` as the receiver wrote it (Chile local time). */
+export interface AcuseReceptor {
+  readonly estado_recep_env: number | null
+  readonly estado_recep_dte: number | null
+  readonly glosa: string | null
+  readonly fecha: string | null
+  /** False when the answer's signature did not verify: recorded anyway, flagged (docs/decisions/intercambio.md). */
+  readonly firma_valida: boolean
+  /** When Timbre read it, RFC 3339. */
+  readonly recibido_at: string
+}
+
+/** The receiver's Recibo (EnvioRecibos, Ley 19.983): goods or services received. */
+export interface ReciboReceptor {
+  readonly recinto: string | null
+  readonly fecha: string | null
+  readonly firma_valida: boolean
+  readonly recibido_at: string
+}
+
+/** The receiver's ResultadoDTE (estado_dte…) and/or its Recibo; each part present once the receiver sent it. */
+export interface ResultadoReceptor {
+  readonly estado_dte?: number
+  readonly glosa?: string | null
+  readonly fecha?: string | null
+  readonly firma_valida?: boolean
+  readonly recibido_at?: string
+  readonly recibo?: ReciboReceptor
+}
+
+export interface IntercambioRecord {
+  readonly estado: EstadoIntercambio
+  readonly email: string | null
+  readonly enviado_at: string | null
+  readonly acuse: AcuseReceptor | null
+  readonly resultado: ResultadoReceptor | null
+  /** [{accion, fecha}] as listarEventosHistDoc lists them (33, 34, 43 within 8 days of the SII's acceptance). */
+  readonly eventos_receptor: Array<{ accion: string; fecha: string }>
+}
+
+export function toIntercambioRecord(row: DteIntercambioRow): IntercambioRecord {
+  return {
+    estado: row.estado,
+    email: row.email,
+    enviado_at: row.enviado_at,
+    // Written only by services/intercambio-dte.ts, in these shapes.
+    acuse: (row.acuse as unknown as AcuseReceptor | null) ?? null,
+    resultado: (row.resultado as unknown as ResultadoReceptor | null) ?? null,
+    eventos_receptor: row.eventos_receptor,
+  }
+}
+
 /** Spec 2.2, with `sii_status` at the top level beside `tracking` (DESIGN §6) and `auto_send` (additive). */
 export interface DteRecord {
   readonly id: string
@@ -85,6 +143,8 @@ export interface DteRecord {
   readonly tracking: Tracking
   readonly sii_status: SiiStatusRecord | null
   readonly auto_send: boolean
+  /** Null until the DTE reaches aceptado or con_reparos, and always for boletas (DESIGN §13). */
+  readonly intercambio: IntercambioRecord | null
   readonly metadata: Record<string, unknown>
   readonly created_at: string
   readonly updated_at: string
@@ -93,7 +153,7 @@ export interface DteRecord {
   readonly historial_sii?: HistorialSii[]
 }
 
-export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boolean } = {}): DteRecord {
+export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boolean; intercambio?: DteIntercambioRow | null } = {}): DteRecord {
   const record: DteRecord = {
     id: row.id,
     tipo_dte: row.tipo_dte,
@@ -126,6 +186,7 @@ export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boole
     },
     sii_status: (row.sii_status as SiiStatusRecord | null) ?? null,
     auto_send: row.auto_send,
+    intercambio: opts.intercambio ? toIntercambioRecord(opts.intercambio) : null,
     metadata: row.metadata,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -137,7 +198,8 @@ export function toDteRecord(row: DteListRow | DteRow, opts: { includeXml?: boole
 export function getDte(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string; includeXml?: boolean }): DteRecord {
   const row = findDte(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
-  return { ...toDteRecord(row, { includeXml: input.includeXml }), historial_sii: listTrackingEvents(deps.store.db, input.empresaId, input.id).map(toHistorial) }
+  const intercambio = findDteIntercambio(deps.store.db, input.empresaId, input.id)
+  return { ...toDteRecord(row, { includeXml: input.includeXml, intercambio }), historial_sii: listTrackingEvents(deps.store.db, input.empresaId, input.id).map(toHistorial) }
 }
 
 function toHistorial(e: DteTrackingEventRow): HistorialSii {
@@ -222,7 +284,9 @@ export function listDtes(
   input: { empresaId: string; query: DteListQuery; afterId: string | null; limit: number },
 ): { rows: DteRecord[]; total: number } {
   const filter = dteFilterOf(input.query)
-  const rows = listRows(deps.store.db, input.empresaId, filter, input.afterId, input.limit).map((r) => toDteRecord(r))
+  const page = listRows(deps.store.db, input.empresaId, filter, input.afterId, input.limit)
+  const intercambios = findDteIntercambios(deps.store.db, input.empresaId, page.map((r) => r.id))
+  const rows = page.map((r) => toDteRecord(r, { intercambio: intercambios.get(r.id) }))
   return { rows, total: countDtes(deps.store.db, input.empresaId, filter) }
 }
 

@@ -15,6 +15,7 @@ import type { SiiCompany, SiiCredentials } from '../sii/client/client'
 import type { Deps } from './deps'
 import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
+import { openIntercambio } from './intercambio-dte'
 import { channelOf, LEASE_MS, siiContextOf } from './submit-dte'
 
 export type TrackDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming' | 'clock'>
@@ -210,7 +211,11 @@ export async function trackDte(configured: TrackDeps, input: { dteId: string; em
     (tx) => {
       const row = updateDteIf(tx, dte.id, ESTADOS_EN_EL_SII, patch)
       if (row) for (const answer of answers) recordSiiAnswer(tx, row, answer, at)
-      if (row && isFinal(row.estado)) emitFinalState(tx, row, now)
+      if (row && isFinal(row.estado)) {
+        emitFinalState(tx, row, now)
+        // Accepted (con reparos or not): the mail to the receiver is queued with the change (DESIGN §13).
+        openIntercambio(tx, row, { now, timing: deps.siiTiming })
+      }
       return row
     },
     { behavior: 'immediate' },

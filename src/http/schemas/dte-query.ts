@@ -100,6 +100,62 @@ export const HistorialSiiSchema = Type.Object(
   { title: 'HistorialSII' },
 )
 
+const FirmaValida = Type.Boolean({ description: 'false: la firma de la respuesta no se pudo verificar; se registra igual, para que el integrador decida.' })
+const RecibidoAt = Type.String({ format: 'date-time', description: 'Cuándo Timbre leyó la respuesta en el buzón.' })
+
+/** The receiver's envelope receipt (RespuestaDTE / RecepcionEnvio) for this DTE. */
+const AcuseSchema = Type.Object(
+  {
+    estado_recep_env: Type.Union([Type.Integer(), Type.Null()], { description: 'EstadoRecepEnv del envío: 0 conforme; 1, 2, 3, 90, 91, 99 rechazo.' }),
+    estado_recep_dte: Type.Union([Type.Integer(), Type.Null()], { description: 'EstadoRecepDTE del documento: 0 recibido OK; 1, 2, 3, 4, 99 no recibido.' }),
+    glosa: NullableString,
+    fecha: Type.Union([Type.String(), Type.Null()], { description: 'FchRecep tal como la escribe el receptor (hora local de Chile).' }),
+    firma_valida: FirmaValida,
+    recibido_at: RecibidoAt,
+  },
+  { title: 'AcuseRecibo' },
+)
+
+/** The receiver's commercial answer (ResultadoDTE) and/or its receipt of goods (Recibo, Ley 19.983). */
+const ResultadoSchema = Type.Object(
+  {
+    estado_dte: Type.Optional(Type.Integer({ description: 'EstadoDTE: 0 aceptado, 1 aceptado con discrepancias, 2 rechazado.' })),
+    glosa: Type.Optional(NullableString),
+    fecha: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'TmstFirmaResp tal como la escribe el receptor (hora local de Chile).' })),
+    firma_valida: Type.Optional(FirmaValida),
+    recibido_at: Type.Optional(RecibidoAt),
+    recibo: Type.Optional(
+      Type.Object(
+        {
+          recinto: NullableString,
+          fecha: Type.Union([Type.String(), Type.Null()], { description: 'TmstFirmaRecibo (hora local de Chile).' }),
+          firma_valida: FirmaValida,
+          recibido_at: RecibidoAt,
+        },
+        { description: 'Acuse de recibo de mercaderías o servicios (Ley 19.983), de un EnvioRecibos.' },
+      ),
+    ),
+  },
+  { title: 'ResultadoReceptor' },
+)
+
+/** DESIGN §13: the DTE mailed to its receiver, the receiver's answers and its actions at the SII. */
+export const IntercambioSchema = Type.Object(
+  {
+    estado: Type.Union([Type.Literal('pendiente'), Type.Literal('enviado'), Type.Literal('sin_destinatario'), Type.Literal('error')], {
+      description: 'pendiente: por enviar o reintentando; enviado; sin_destinatario: no se conoce el correo de intercambio del receptor; error: el envío falló.',
+    }),
+    email: Type.Union([Type.String(), Type.Null()], { description: 'Casilla de intercambio del receptor: receptor.email, el cliente con ese RUT o el listado del SII.' }),
+    enviado_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    acuse: Type.Union([AcuseSchema, Type.Null()]),
+    resultado: Type.Union([ResultadoSchema, Type.Null()]),
+    eventos_receptor: Type.Array(Type.Object({ accion: Type.String({ description: 'codEvento del SII: ACD, RCD, ERM, RFP, RFT…' }), fecha: Type.String({ format: 'date-time' }) }), {
+      description: 'Acciones registradas en el SII (listarEventosHistDoc), para 33, 34 y 43 durante los 8 días siguientes a la aceptación.',
+    }),
+  },
+  { title: 'Intercambio' },
+)
+
 export const DteSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -125,6 +181,9 @@ export const DteSchema = Type.Object(
     tracking: TrackingSchema,
     sii_status: Type.Union([SiiStatusSchema, Type.Null()]),
     auto_send: Type.Boolean(),
+    intercambio: Type.Union([IntercambioSchema, Type.Null()], {
+      description: 'Extensión (DESIGN §13): el envío al receptor y sus respuestas; null hasta que el SII acepta el DTE, y siempre en boletas.',
+    }),
     metadata: Type.Record(Type.String(), Type.Unknown()),
     xml_documento: Type.Optional(Type.String()),
     historial_sii: Type.Optional(

@@ -4,6 +4,7 @@
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { FieldError } from '../../errors'
+import { isValidEmail } from '../../domain/catalogo'
 import { MONEDAS, TIPOS_DTE, type EmitirDte } from '../../domain/emision'
 import { checkEmision, checkSalvagedEmision } from '../../domain/emision-rules'
 import { TIPOS, type ReceptorRequerido } from '../../domain/tipos'
@@ -46,6 +47,13 @@ const ReceptorSchema = Type.Object(
     direccion: Type.Optional(text(300, `Dirección (el XML usa los primeros 70).${requiredIn('direccion')}`)),
     comuna: Type.Optional(text(100, `Comuna (el XML usa los primeros 20).${requiredIn('comuna')}`)),
     ciudad: Type.Optional(text(100, `Ciudad (el XML usa los primeros 20).${requiredIn('ciudad')}`)),
+    email: Type.Optional(
+      text(
+        254,
+        'Extensión: casilla de intercambio del receptor, a la que Timbre envía el DTE cuando el SII lo acepta (DESIGN §13). ' +
+          'Sin ella se usa el correo del cliente con ese RUT, o el del listado de contribuyentes electrónicos del SII.',
+      ),
+    ),
   },
   { additionalProperties: false, description: 'Receptor del documento.' },
 )
@@ -207,7 +215,7 @@ const compiled = TypeCompiler.Compile(EmitirDteBody)
  */
 export function validateEmision(input: unknown, today: string): { ok: true; value: EmitirDte } | { ok: false; errors: FieldError[] } {
   if (compiled.Check(input)) {
-    const errors = checkEmision(input, today)
+    const errors = [...checkEmision(input, today), ...receptorEmailErrors(input)]
     return errors.length > 0 ? { ok: false, errors } : { ok: true, value: input }
   }
   const shape = fieldErrorsFromTypeBox(compiled.Errors(input))
@@ -216,6 +224,14 @@ export function validateEmision(input: unknown, today: string): { ok: true; valu
   if (shape.length >= MAX_DETAILS || shape.some((e) => e.code === 'TOO_MANY')) return { ok: false, errors: shape }
   const salvaged = withoutFields(input, shape.map((e) => e.field))
   // Typed only in part (checkSalvagedEmision says how it copes); the cast is the honest name of that.
-  const rules = salvaged === null ? [] : checkSalvagedEmision(salvaged as EmitirDte, today)
+  const rules = salvaged === null ? [] : [...checkSalvagedEmision(salvaged as EmitirDte, today), ...receptorEmailErrors(salvaged)]
   return { ok: false, errors: mergeDetails(shape, rules) }
+}
+
+/** `receptor.email` is a mailbox on the Internet (the rule clientes' email follows, domain/catalogo.ts). */
+function receptorEmailErrors(body: unknown): FieldError[] {
+  const email = (body as { receptor?: { email?: unknown } } | null)?.receptor?.email
+  return typeof email === 'string' && !isValidEmail(email)
+    ? [{ field: 'receptor.email', code: 'INVALID_FORMAT', message: 'Correo electrónico inválido.' }]
+    : []
 }
