@@ -150,3 +150,28 @@ export type FechaRecepcionOutcome =
   | { readonly kind: 'fecha'; readonly fecha: string }
   | { readonly kind: 'rechazada'; readonly codResp: number; readonly descResp: string }
   | { readonly kind: 'retry'; readonly reason: string }
+
+/**
+ * The SII's per-document detail lines, `(DTE-3-101) Folio para este Tipo de documento ya fue recibido en el SII`:
+ * section, nivel and number in parentheses, then the text. It is the form of REVISIONDTE/DETALLE in the SII's result
+ * e-mail (LibreDTE keys its help texts on it: `DTE-3-101`, `CAF-3-517`, `REF-3-750`), of the boleta REST error lines
+ * (`seccion`, `nivel`, `codigo`, docs/sii-protocol.md §7.3) and of the simulator's getEstDte GLOSA_ERR
+ * (docs/decisions/simulator.md), which may add ` — <detalle>`. Every line of `text` becomes a reason; text with no such
+ * line gives none.
+ */
+export function detalleMotivos(text: string | null, fuente: OperacionSii): MotivoSii[] {
+  if (text === null) return []
+  const codes = [...text.matchAll(DETALLE_CODE)]
+  return codes.map((m, i) => {
+    const start = (m.index ?? 0) + m[0].length
+    const end = codes[i + 1]?.index ?? text.length
+    const seccion = (m[1] ?? '').replace(/\s+/g, ' ')
+    const line = text.slice(start, end).replace(/[\s;]+$/, '').trim()
+    // The simulator adds its own detail after an em dash, a character ISO-8859-1 (the SII's) cannot carry.
+    const [glosa = '', ...rest] = line.split(' — ')
+    return { codigo: `${seccion}-${m[2]}-${m[3]}`, glosa, detalle: rest.length > 0 ? rest.join(' — ') : null, nivel: Number(m[2]), fuente }
+  })
+}
+
+/** `(DTE-3-101)`, `(RCV-2-2)`, LibreDTE's `(REF L[5] -3-758)`. */
+const DETALLE_CODE = /\(\s*([A-Z][A-Z0-9]*(?:\s*L\[\d+\])?)\s*-\s*(\d+)\s*-\s*(\d+)\s*\)\s*/g

@@ -9,7 +9,7 @@
 // apart by its bare `<RESULTADO_ENVIO>`; LibreDTE reads the same elements. Documents accepted cleanly have no
 // REVISIONDTE: the mail lists only those with something to say, ESTADISTICA counts the rest.
 import { normalizeRut } from '../domain/rut'
-import type { MotivoSii } from '../domain/sii-respuestas'
+import { detalleMotivos, type MotivoSii } from '../domain/sii-respuestas'
 import { parseXmlFile } from './decode-xml'
 import { readInteger } from './exchange-values'
 import { childElements, textOf } from './latin1'
@@ -72,15 +72,7 @@ function readRevision(el: Element): RespSiiRead['documentos'] {
   return [{ tipoDte, folio, estado, motivos: detalles.map((line) => motivoOf(line, estado)) }]
 }
 
-/**
- * One DETALLE line as a reason. The SII writes `(DTE-3-101) Folio para este Tipo de documento ya fue recibido en el
- * SII`: section, nivel and number in parentheses, then the text (docs/decisions/sii-client.md; LibreDTE keys its help
- * on these codes). A line without that prefix is kept whole, under the document's ESTADO. The same reading as the SII
- * client's detalleMotivos (sii/client/codes.ts), which xml/ cannot import: one line here, one reason.
- */
+/** One DETALLE line as a reason: `(DTE-3-101) …` read as the SII client reads it, else kept whole under the document's ESTADO. */
 function motivoOf(line: string, estado: string): MotivoSii {
-  const coded = /^\(\s*([A-Z][A-Z0-9]*(?:\s*L\[\d+\])?)\s*-\s*(\d+)\s*-\s*(\d+)\s*\)\s*([\s\S]*)$/.exec(line)
-  if (coded === null) return { codigo: estado, glosa: line, detalle: null, nivel: null, fuente: 'estado_envio' }
-  const [, seccion = '', nivel = '', numero = '', texto = ''] = coded
-  return { codigo: `${seccion.replace(/\s+/g, ' ')}-${nivel}-${numero}`, glosa: texto.trim(), detalle: null, nivel: Number(nivel), fuente: 'estado_envio' }
+  return detalleMotivos(line, 'estado_envio')[0] ?? { codigo: estado, glosa: line, detalle: null, nivel: null, fuente: 'estado_envio' }
 }

@@ -4,7 +4,7 @@
 import { describe, expect, test } from 'bun:test'
 import { glosaDeMotivos, isReparo, uniqueMotivos } from '../../src/domain/sii-respuestas'
 import { boletaDteStatusOutcome, boletaEnvioOutcome } from '../../src/sii/client/boleta-rest'
-import { detalleMotivos } from '../../src/sii/client/codes'
+import { detalleMotivos } from '../../src/domain/sii-respuestas'
 import type { HttpResult } from '../../src/sii/client/http'
 import { dteStatusOutcome, envioOutcome } from '../../src/sii/client/queries'
 import { soapOutcome } from '../../src/sii/client/soap'

@@ -1,7 +1,8 @@
 // The boleta REST API's status answers (docs/sii-protocol.md §7.3 items 4–5): the envelope's estado with estadistica and
 // detalle_rep_rech, and one boleta's codigo. JSON; HTTP 401 is an invalid token; 404 an unknown track id.
 import { uniqueMotivos, type DteStatusOutcome, type EnvioDocumento, type EnvioEstadistica, type EnvioOutcome, type MotivoSii } from '../../domain/sii-respuestas'
-import { detalleMotivos, ENVIO_ESTADOS } from './codes'
+import { detalleMotivos } from '../../domain/sii-respuestas'
+import { ENVIO_ESTADOS } from './codes'
 import { passingFault, snippet, type HttpResult } from './http'
 import { intField, isObject, jsonField, parseJsonObject, stringField, type JsonObject } from './json'
 import { dteMotivos, envioMotivos, processed, type QueryTokenRejected } from './queries'

@@ -2,7 +2,8 @@
 // QueryEstDte.getEstDte for one document (§6.6). Pure functions over the parsed SII:RESPUESTA, so the SII's literal
 // answers can pin them in tests.
 import type { DteStatusOutcome, EnvioDocumento, EnvioEstadistica, EnvioOutcome, MotivoSii } from '../../domain/sii-respuestas'
-import { detalleMotivos, ENVIO_ESTADOS, TOKEN_INVALID_ESTADOS, TOKEN_INVALID_FAULT } from './codes'
+import { detalleMotivos } from '../../domain/sii-respuestas'
+import { ENVIO_ESTADOS, TOKEN_INVALID_ESTADOS, TOKEN_INVALID_FAULT } from './codes'
 import type { Respuesta, SoapOutcome } from './soap'
 
 export interface QueryTokenRejected {
