@@ -168,6 +168,10 @@ export function applyEnvioRecibos(deps: AnswerDeps, input: { readonly empresaId:
   return applyAnswer(deps, { empresaId: input.empresaId, docs, event: 'dte.resultado_receptor', at, signatureOk: firma_valida })
 }
 
+function registryStillRead(row: DteIntercambioRow, at: string): boolean {
+  return row.eventos_hasta !== null && at < row.eventos_hasta
+}
+
 function resultadoOf(row: DteIntercambioRow): ResultadoReceptor | null {
   return row.resultado as ResultadoReceptor | null
 }
@@ -202,7 +206,10 @@ function applyAnswer(
           deps.log.warn('intercambio.answer_unsigned_ignored', { empresa_id: empresa.id, dte_id: found.dte.id, event: input.event })
           continue
         }
-        const updated = updateDteIntercambio(tx, found.dte.id, { ...patch, updated_at: input.at })!
+        // The receiver says it accepted or claimed: the SII's registry is read on the next pass, not at the next
+        // interval, so the DTE shows the registered event (and its webhook) minutes sooner.
+        const soon = input.event === 'dte.resultado_receptor' && input.signatureOk && registryStillRead(found.intercambio, input.at) ? { next_eventos_at: input.at } : {}
+        const updated = updateDteIntercambio(tx, found.dte.id, { ...patch, ...soon, updated_at: input.at })!
         emitEvent(tx, { empresaId: empresa.id, type: input.event, data: { dte: dteSummary(found.dte), intercambio: toIntercambioRecord(updated) }, now })
         n++
       }

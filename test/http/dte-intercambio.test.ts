@@ -207,12 +207,12 @@ describe('a 33 accepted by the SII is mailed to the receiver', () => {
     const creds = siiCredentials(deps, { empresaId: b.empresa.id, now: clock.now() })!
     const registered = await deps.sii.registrarAccion({ rut: b.empresa.rut, ambiente: 'certificacion', isDemo: false }, creds, { rutEmisor: a.empresa.rut, tipoDte: 33, folio: dte.folio }, 'ACD')
     expect(registered.kind).toBe('registrada')
-    // Not due yet: the registry is read every two minutes against the simulator (one hour against the real SII).
-    expect(await followReceiverEvents(deps)).toBe(0)
-    clock.advance(3 * 60_000)
+    // B's signed ResultadoDTE (applied above) made the registry due at once: the next pass reads it.
     expect(await followReceiverEvents(deps)).toBe(1)
     const record = (await get(a, `/dte/${dte.id}`)).json
     expect(record.intercambio.eventos_receptor).toEqual([{ accion: 'ACD', fecha: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*Z$/) }])
+    // Then every two minutes against the simulator (one hour against the real SII).
+    expect(await followReceiverEvents(deps)).toBe(0)
     clock.advance(3 * 60_000)
     expect(await followReceiverEvents(deps)).toBe(1)
     expect((await get(a, `/dte/${dte.id}`)).json.intercambio.eventos_receptor).toHaveLength(1)
