@@ -18,6 +18,7 @@ import { certificadoRoutes } from './routes/certificado'
 import { clienteRoutes } from './routes/clientes'
 import { productoRoutes } from './routes/productos'
 import { intercambioRoutes } from './routes/intercambio'
+import { recibidoRoutes } from './routes/recibidos'
 
 export { API_PREFIX }
 
@@ -69,6 +70,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     .use(opsRoutes(deps, readiness))
     .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)).use(dtePdfRoutes(deps)).use(clienteRoutes(deps)).use(productoRoutes(deps)).use(webhookRoutes(deps)))
     .group(API_PREFIX, (api) => api.use(intercambioRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(recibidoRoutes(deps)))
   return app
 }
 
