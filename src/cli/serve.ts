@@ -5,6 +5,7 @@ import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createLogger } from '../log'
 import { ensureDemo } from '../services/demo'
+import { ensureDemoRecibidos } from '../services/demo-recibidos'
 import type { Deps } from '../services/deps'
 import { startHttpServer } from '../http/server'
 import { housekeepingJob } from '../jobs/housekeeping'
@@ -12,6 +13,7 @@ import { siiSubmitJob } from '../jobs/sii-submit'
 import { siiTrackJob } from '../jobs/sii-track'
 import { webhookDeliverJob } from '../jobs/webhook-deliver'
 import { alertsJob } from '../jobs/alerts'
+import { intercambioJob } from '../jobs/intercambio'
 import { siiReadiness } from '../services/readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
@@ -54,6 +56,11 @@ function printDemo(deps: Deps, baseUrl: string): void {
     return
   }
   deps.log.info('demo.ready', { empresa_id: outcome.empresa.id, rut: outcome.empresa.rut, created: outcome.created, sii: 'simulado' })
+  // The supplier's two invoices go through the simulator first: in the background, so the banner does not wait for it.
+  void ensureDemoRecibidos(deps, { empresaId: outcome.empresa.id }).then(
+    (r) => deps.log.info('demo.recibidos', r),
+    (err: unknown) => deps.log.error('demo.recibidos_failed', { error: String(err), stack: (err as Error)?.stack }),
+  )
   // For the person at the terminal, on stderr so stdout stays JSON lines.
   process.stderr.write(
     [
@@ -90,6 +97,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     siiTrackJob(config.trackEveryMs),
     webhookDeliverJob(config.deliverEveryMs),
     alertsJob,
+    intercambioJob(config.inboxEveryMs),
   ])
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),

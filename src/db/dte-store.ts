@@ -134,3 +134,9 @@ export function updateDteIf(db: Db, id: string, from: readonly EstadoDte[], patc
     .returning()
     .get()
 }
+
+/** The company's DTEs uploaded under `trackId`, leading zeros ignored (the SII pads track ids in its mails). */
+export function findDtesByTrackId(db: Db, empresaId: string, trackId: string): DteRow[] {
+  const bare = trackId.replace(/^0+(?=\d)/, '')
+  return db.select().from(dtes).where(and(eq(dtes.empresa_id, empresaId), sql`ltrim(${dtes.track_id}, '0') = ${bare}`)).all()
+}

@@ -12,7 +12,7 @@ import type { Readiness } from './routes/ops'
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024
 /** Routes that take multipart/form-data besides JSON (the PFX upload, DESIGN §8). */
-const MULTIPART_PATHS = new Set([`${API_PREFIX}/empresa/certificado/pfx`])
+const MULTIPART_PATHS = new Set([`${API_PREFIX}/empresa/certificado/pfx`, `${API_PREFIX}/recibidos/importar`])
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 export interface HttpServer {

@@ -54,7 +54,9 @@ describe('GET /docs/json', () => {
   })
 
   test('each response lists only the media types it returns; request bodies are JSON, multipart only for the PFX upload', () => {
-    const binary: Record<string, string> = { descargarDTEXml: 'application/xml', descargarDTEPdf: 'application/pdf' }
+    const binary: Record<string, string> = {
+      descargarDTEXml: 'application/xml', descargarDTEPdf: 'application/pdf', descargarRecibidoXml: 'application/xml', descargarRecibidoPdf: 'application/pdf',
+    }
     for (const { path, method, op } of operations()) {
       for (const [status, response] of Object.entries(op.responses)) {
         const where = `${method.toUpperCase()} ${path} ${status}`
@@ -71,7 +73,7 @@ describe('GET /docs/json', () => {
   })
 
   test('binary downloads and deletions also document their errors; 204 has no body', () => {
-    for (const [path, method] of [[`${API}/dte/{id}/xml`, 'get'], [`${API}/dte/{id}/pdf`, 'get'], [`${API}/clientes/{id}`, 'delete'], [`${API}/productos/{id}`, 'delete']] as const) {
+    for (const [path, method] of [[`${API}/dte/{id}/xml`, 'get'], [`${API}/dte/{id}/pdf`, 'get'], [`${API}/recibidos/{id}/xml`, 'get'], [`${API}/recibidos/{id}/pdf`, 'get'], [`${API}/clientes/{id}`, 'delete'], [`${API}/productos/{id}`, 'delete']] as const) {
       const statuses = Object.keys(doc.paths[path]![method]!.responses).sort()
       expect({ path, method, statuses }).toEqual({ path, method, statuses: expect.arrayContaining(['400', '401', '403', '404', '429', '500']) })
     }

@@ -2,7 +2,8 @@
 // table (the served /docs/json): every operation whose path names an id is tried with company B's write key on company
 // A's ids. A new route with an id fails here until it is given a resource of A to try.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
+import { facturaSimple, issue, provisionIssuer, storedXml } from '../support/issuance'
+import { envioDte } from '../support/received'
 import { startReceiver, type Receiver } from '../support/receiver'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -28,6 +29,10 @@ beforeAll(async () => {
   ids.webhooks = (await s.request('POST', `${API}/webhooks`, { headers: auth, body: { url: rx.url, events: ['dte.created'] } })).json.id
   expect((await s.request('POST', `${API}/webhooks/${ids.webhooks}/test`, { headers: auth })).status).toBe(202)
   ids.deliveries = (await s.request('GET', `${API}/webhooks/${ids.webhooks}/deliveries`, { headers: auth })).json.data[0].id
+  // A received document of A: A's own factura to itself, imported as a supplier's EnvioDTE.
+  const own = await issue(s, a, facturaSimple({ auto_send: false, receptor: { ...facturaSimple().receptor, rut: a.empresa.rut } }))
+  const envio = envioDte([await storedXml(s, a, own.json.id)], { rutEmisor: a.empresa.rut, rutReceptor: a.empresa.rut })
+  ids.recibidos = (await s.request('POST', `${API}/recibidos/importar`, { headers: auth, body: { xml_base64: Buffer.from(envio).toString('base64') } })).json.documentos[0].id
   for (const [name, id] of Object.entries(ids)) expect({ name, id }).toEqual({ name, id: expect.stringMatching(/^[0-9a-f-]{36}$/) })
 })
 afterAll(async () => {
@@ -39,7 +44,7 @@ afterAll(async () => {
 async function snapshotOfA(): Promise<unknown[]> {
   const auth = { 'X-Api-Key': a.readKey }
   return Promise.all(
-    [`${API}/dte/${ids.dte}`, `${API}/caf/${ids.caf}`, `${API}/clientes/${ids.clientes}`, `${API}/productos/${ids.productos}`, `${API}/webhooks`, `${API}/webhooks/${ids.webhooks}/deliveries`].map(
+    [`${API}/dte/${ids.dte}`, `${API}/caf/${ids.caf}`, `${API}/clientes/${ids.clientes}`, `${API}/productos/${ids.productos}`, `${API}/webhooks`, `${API}/webhooks/${ids.webhooks}/deliveries`, `${API}/recibidos/${ids.recibidos}`].map(
       async (path) => (await s.request('GET', path, { headers: auth })).json,
     ),
   )
@@ -62,6 +67,7 @@ function fill(path: string): string {
 const BODIES: Record<string, unknown> = {
   [`PUT ${API}/clientes/{id}`]: { razon_social: 'Cambiado por B' },
   [`PUT ${API}/productos/{id}`]: { nombre: 'Cambiado por B' },
+  [`POST ${API}/recibidos/{id}/acciones`]: { accion: 'ACD' },
 }
 
 describe("another company's ids (DESIGN §4)", () => {
