@@ -22,6 +22,8 @@ let hub: MailHub
 let serve: ServeProcess | null = null
 let hooksA: Receiver
 let hooksB: Receiver
+/** The last API answer, for the message of a wait that timed out. */
+let lastAnswer: unknown = null
 
 beforeAll(async () => {
   await ensureBinary()
@@ -43,7 +45,7 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
     if (got) return got
     if (Date.now() > deadline) {
       const said = (serve?.lines ?? []).filter((l) => /intercambio|job|mail|recib/.test(String(l.event)))
-      throw new Error(`timed out waiting for ${what}; the server said: ${JSON.stringify(said.slice(-15))}`)
+      throw new Error(`timed out waiting for ${what}; last answer ${JSON.stringify(lastAnswer)}; the server said: ${JSON.stringify(said.slice(-15))}`)
     }
     await Bun.sleep(200)
   }
@@ -73,6 +75,7 @@ test('A issues to B; mail, acuse, ACD at the SII and B\'s result reach A, each w
       body: body === undefined ? undefined : JSON.stringify(body),
     })
     const text = await res.text()
+    lastAnswer = { path, status: res.status, body: text.slice(0, 500) }
     return { status: res.status, json: text ? JSON.parse(text) : null }
   }
 
@@ -109,7 +112,7 @@ test('A issues to B; mail, acuse, ACD at the SII and B\'s result reach A, each w
   await until('intercambio enviado', async () => (await api(A, 'GET', `/dte/${dteId}`)).json.intercambio?.estado === 'enviado')
 
   // B's job reads it from B's mailbox and checks it: a received document with every check passed.
-  const recibido = await until('recibido at B', async () => (await api(B, 'GET', '/recibidos')).json.data?.[0])
+  const recibido = await until('recibido at B', async () => (await api(B, 'GET', '/recibidos')).json.items?.[0])
   expect(recibido).toMatchObject({ rut_emisor: A.rut, tipo_dte: 33, folio: issued.json.folio, estado: 'recibido' })
   const detail = (await api(B, 'GET', `/recibidos/${recibido.id}`)).json
   expect(detail.checks.length).toBeGreaterThanOrEqual(7)
