@@ -16,7 +16,7 @@ import { issueCaf, simulatorAuthorityKey } from '../sii/simulator/caf-issuer'
 import { SIMULATOR_IDK } from '../xml/authority-keys'
 import { parseCaf } from '../xml/caf'
 import { buildDteXml, tedDataFor, type EmpresaEmisora } from '../xml/dte-xml'
-import { buildEnvioDte, envelopeBytes } from '../xml/envelope'
+import { buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
 import { signDte } from '../xml/signature'
 import { buildTed } from '../xml/ted'
 import type { Deps } from './deps'
@@ -69,10 +69,12 @@ export async function ensureDemoRecibidos(deps: Pick<Deps, 'store' | 'vault' | '
     const ted = buildTed({ ...tedDataFor(input), timestamp }, caf)
     return signDte(buildDteXml({ ...input, ted, tmstFirma: timestamp }), certificado.signer)
   })
-  const envelope = envelopeBytes(buildEnvioDte({
+  // Two envelopes of the same signed DTEs, as a real supplier sends them: one to the SII (Caratula RutReceptor = the
+  // SII), one to the receiver (RutReceptor = the receiver, DESIGN §13).
+  const envelopeTo = (rutReceptor: string) => envelopeBytes(buildEnvioDte({
     dtes,
     caratula: {
-      rutEmisor: DEMO_PROVEEDOR.rut, rutEnvia: certificado.rutFirmante, rutReceptor: empresa.rut,
+      rutEmisor: DEMO_PROVEEDOR.rut, rutEnvia: certificado.rutFirmante, rutReceptor,
       fchResol: DEMO_PROVEEDOR.fecha_resolucion!, nroResol: DEMO_PROVEEDOR.numero_resolucion!, tmstFirmaEnv: timestamp,
     },
     signer: certificado.signer,
@@ -81,8 +83,8 @@ export async function ensureDemoRecibidos(deps: Pick<Deps, 'store' | 'vault' | '
   // The demo is always served by the in-process simulator (DESIGN §10), the supplier too.
   const company: SiiCompany = { rut: DEMO_PROVEEDOR.rut, ambiente: 'certificacion', isDemo: true }
   const creds = { certificateId: `demo-proveedor:${empresa.id}`, rutFirmante: certificado.rutFirmante, signer: certificado.signer }
-  const upload = await deps.sii.upload(company, creds, 'soap', envelope, fileName)
+  const upload = await deps.sii.upload(company, creds, 'soap', envelopeTo(SII_RUT), fileName)
   if (upload.kind !== 'received' && upload.kind !== 'already_received') deps.log.warn('demo.recibidos_upload', { outcome: upload.kind })
-  const received = await receiveEnvio(deps, { empresaId: empresa.id, bytes: envelope, origen: 'demo', fromAddress: PROVEEDOR_EMAIL, fileName })
+  const received = await receiveEnvio(deps, { empresaId: empresa.id, bytes: envelopeTo(empresa.rut), origen: 'demo', fromAddress: PROVEEDOR_EMAIL, fileName })
   return { kind: 'created', documentos: received.documentos.length, uploaded: upload.kind === 'received' || upload.kind === 'already_received' }
 }

@@ -187,7 +187,11 @@ describe('migration 0007 backfills exports issued before it from their signed XM
     const raw = new Database(file)
     raw.run('ALTER TABLE dtes DROP COLUMN moneda')
     raw.run('ALTER TABLE dtes DROP COLUMN monto_total_moneda')
-    raw.run('DELETE FROM __drizzle_migrations WHERE created_at = ?', [MIGRATIONS.find((m) => m.tag === '0007_dte_moneda')!.when])
+    // The migrations after 0007 go too: their tables dropped, their records deleted, so the store is at 0006 again.
+    const since0007 = MIGRATIONS.slice(MIGRATIONS.findIndex((m) => m.tag === '0007_dte_moneda'))
+    for (const m of since0007.slice(1))
+      for (const [, table] of m.sql.matchAll(/CREATE TABLE `([^`]+)`/g)) raw.run(`DROP TABLE IF EXISTS "${table}"`)
+    for (const m of since0007) raw.run('DELETE FROM __drizzle_migrations WHERE created_at = ?', [m.when])
     raw.close()
 
     const store = openDatabase(dataDir)
