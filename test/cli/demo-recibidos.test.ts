@@ -15,6 +15,9 @@ test('serve --demo: two supplier invoices received, checked, known to the simula
   await ensureBinary()
   const dir = tempDir('timbre-demo-recibidos-')
   serve = await startServe(['--data-dir', dir, '--demo', '--inbox-every', '1s'])
+  // The banner (and the key file) come right after the server starts.
+  const banner = Date.now() + 15_000
+  while (!serve.stderr().includes('API key') && Date.now() < banner) await Bun.sleep(20)
   const key = readFileSync(join(dir, 'demo-api-key'), 'utf8').trim()
   const get = async (path: string) => (await (await fetch(`${serve!.url}/api/v1/billing${path}`, { headers: { 'X-Api-Key': key } })).json()) as any
 
