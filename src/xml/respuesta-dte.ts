@@ -45,6 +45,16 @@ interface RespuestaHeader {
   readonly tmst: Date
 }
 
+/** How RecepcionDTE and ResultadoDTE name a document: TipoDTE … MntTotal (FchEmis `YYYY-MM-DD`). */
+export interface DocumentoRef {
+  readonly tipoDte: number
+  readonly folio: number
+  readonly fechaEmision: string
+  readonly rutEmisor: string
+  readonly rutReceptor: string
+  readonly montoTotal: number
+}
+
 export interface RecepcionEnvioInput extends RespuestaHeader {
   readonly envio: {
     /** The attachment's file name. */
@@ -62,17 +72,7 @@ export interface RecepcionEnvioInput extends RespuestaHeader {
     readonly rutReceptor: string | null
     readonly estadoRecepEnv: EstadoRecepEnv
     readonly glosa: string
-    readonly documentos: ReadonlyArray<{
-      readonly tipoDte: number
-      readonly folio: number
-      /** FchEmis, `YYYY-MM-DD`. */
-      readonly fechaEmision: string
-      readonly rutEmisor: string
-      readonly rutReceptor: string
-      readonly montoTotal: number
-      readonly estadoRecepDte: EstadoRecepDte
-      readonly glosa: string
-    }>
+    readonly documentos: ReadonlyArray<DocumentoRef & { readonly estadoRecepDte: EstadoRecepDte; readonly glosa: string }>
   }
 }
 
@@ -108,13 +108,7 @@ export function buildRecepcionEnvio(input: RecepcionEnvioInput, signer: Signer):
 }
 
 export interface ResultadoDteInput extends RespuestaHeader {
-  readonly resultados: ReadonlyArray<{
-    readonly tipoDte: number
-    readonly folio: number
-    readonly fechaEmision: string
-    readonly rutEmisor: string
-    readonly rutReceptor: string
-    readonly montoTotal: number
+  readonly resultados: ReadonlyArray<DocumentoRef & {
     /** CodEnvio of the RecepcionEnvio in which the DTE came. */
     readonly codEnvio: number
     readonly estadoDte: EstadoResultadoDte
@@ -144,15 +138,6 @@ export function buildResultadoDte(input: ResultadoDteInput, signer: Signer): Uin
     )
   })
   return signed(ID_RESULTADO, input, resultados.length, resultados.join(''), signer)
-}
-
-interface DocumentoRef {
-  readonly tipoDte: number
-  readonly folio: number
-  readonly fechaEmision: string
-  readonly rutEmisor: string
-  readonly rutReceptor: string
-  readonly montoTotal: number
 }
 
 /** TipoDTE … MntTotal, the six elements RecepcionDTE and ResultadoDTE share; null when one cannot be written. */
