@@ -3,6 +3,7 @@
 import { apikeyCreate, apikeyList, apikeyRevoke } from './cli/apikey'
 import { backup, restore } from './cli/backup'
 import { helpText, parseArgs, UsageError, type Command } from './cli/command'
+import { consoleLink } from './cli/console'
 import { contribuyentesImport } from './cli/contribuyentes'
 import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
 import { empresaIntercambio } from './cli/intercambio'
@@ -24,6 +25,7 @@ const COMMANDS: readonly Command[] = [
   apikeyList,
   apikeyRevoke,
   tokenIssue,
+  consoleLink,
   backup,
   restore,
   siiSimulator,

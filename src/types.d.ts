@@ -15,3 +15,15 @@ declare module 'swagger-ui-dist/swagger-ui.css' {
   const path: string
   export default path
 }
+declare module 'htmx.org/dist/htmx.min.js' {
+  const text: string
+  export default text
+}
+declare module '*.css' {
+  const text: string
+  export default text
+}
+declare module '*.js' {
+  const text: string
+  export default text
+}

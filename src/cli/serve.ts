@@ -8,6 +8,9 @@ import { ensureDemo } from '../services/demo'
 import { ensureDemoRecibidos } from '../services/demo-recibidos'
 import type { Deps } from '../services/deps'
 import { startHttpServer } from '../http/server'
+import { createConsoleDoor } from '../console/door'
+import { CONSOLE_PREFIX, consoleLinkUrl } from '../console/page'
+import { createAdminLink } from '../services/console-sessions'
 import { housekeepingJob } from '../jobs/housekeeping'
 import { siiSubmitJob } from '../jobs/sii-submit'
 import { siiTrackJob } from '../jobs/sii-track'
@@ -74,6 +77,9 @@ function printDemo(deps: Deps, baseUrl: string): void {
       `  curl -s -X POST ${baseUrl}/api/v1/billing/dte -H 'X-Api-Key: ${outcome.apiKey}' -H 'Content-Type: application/json' -H 'Idempotency-Key: ${outcome.invoiceIdempotencyKey}' -d '${JSON.stringify(DEMO_INVOICE)}'`,
       `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/dte`,
       `Documentación de la API: ${baseUrl}/docs`,
+      `Consola en el navegador (enlace de administrador, un solo uso, vence en 15 min; otro con \`timbre console link\`):`,
+      `  ${consoleLinkUrl(baseUrl, createAdminLink(deps).token)}`,
+      `  o entre en ${baseUrl}${CONSOLE_PREFIX}/entrar con la API key de arriba.`,
       '',
     ].join('\n'),
   )
@@ -99,6 +105,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     alertsJob,
     intercambioJob(config.inboxEveryMs),
   ])
+  const consoleDoor = createConsoleDoor(deps)
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),
     isShuttingDown: () => shuttingDown,
@@ -106,7 +113,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
       shuttingDown = true
     },
     sii: () => siiReadiness(deps),
-  })
+  }, [{ prefix: CONSOLE_PREFIX, handle: consoleDoor.handle }])
   log.info('server.started', {
     version: VERSION,
     listen: http.url,

@@ -651,3 +651,43 @@ export type RecibidoEnvioRow = typeof recibidosEnvios.$inferSelect
 export type RecibidoRow = typeof recibidos.$inferSelect
 export type DteIntercambioRow = typeof dteIntercambio.$inferSelect
 export type ContribuyenteRow = typeof contribuyentes.$inferSelect
+
+/**
+ * Console sessions (DESIGN §14): the cookie holds a random token, the table only its SHA-256. An administrator's
+ * session has no API key and may switch `empresa_id`; a company's session is bound to the API key it logged in with,
+ * so revoking the key ends the session on its next request.
+ */
+export const consoleSessions = sqliteTable(
+  'console_sessions',
+  {
+    id: text('id').primaryKey(),
+    token_hash: text('token_hash').notNull(),
+    kind: text('kind', { enum: ['admin', 'empresa'] }).notNull(),
+    empresa_id: text('empresa_id').references(() => empresas.id),
+    api_key_id: text('api_key_id').references(() => apiKeys.id),
+    can_write: integer('can_write', { mode: 'boolean' }).notNull(),
+    /** The synchronizer token every form and htmx request carries back (DESIGN §14). */
+    csrf_token: text('csrf_token').notNull(),
+    created_at: text('created_at').notNull(),
+    last_seen_at: text('last_seen_at').notNull(),
+    /** Absolute end; idleness ends a session earlier (services/console-sessions.ts). */
+    expires_at: text('expires_at').notNull(),
+  },
+  (t) => [uniqueIndex('console_sessions_token').on(t.token_hash), index('console_sessions_expires').on(t.expires_at)],
+)
+
+/** One-time administrator links printed by `timbre console link`: SHA-256 of the token, used once, short-lived. */
+export const consoleLinks = sqliteTable(
+  'console_links',
+  {
+    id: text('id').primaryKey(),
+    token_hash: text('token_hash').notNull(),
+    created_at: text('created_at').notNull(),
+    expires_at: text('expires_at').notNull(),
+    used_at: text('used_at'),
+  },
+  (t) => [uniqueIndex('console_links_token').on(t.token_hash)],
+)
+
+export type ConsoleSessionRow = typeof consoleSessions.$inferSelect
+export type ConsoleLinkRow = typeof consoleLinks.$inferSelect

@@ -15,6 +15,12 @@ export const MAX_BODY_BYTES = 5 * 1024 * 1024
 const MULTIPART_PATHS = new Set([`${API_PREFIX}/empresa/certificado/pfx`, `${API_PREFIX}/recibidos/importar`])
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
+/** Another door served on the same port under its own prefix (the console, DESIGN §14): http knows only this shape. */
+export interface MountedDoor {
+  readonly prefix: string
+  handle(request: Request, clientIp: string): Promise<Response>
+}
+
 export interface HttpServer {
   readonly url: string
   readonly port: number
@@ -116,7 +122,7 @@ function withHeaders(response: Response, info: RequestInfo): Response {
   return response
 }
 
-export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttingDown(): void }): HttpServer {
+export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttingDown(): void }, mounted: readonly MountedDoor[] = []): HttpServer {
   const app = createHttpApp(deps, readiness)
   const gate = createAuthGate(deps)
   let inFlight = 0
@@ -137,9 +143,12 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
     }
     const refused = checkBody(request, path)
     if (refused) return refusedBody(refused, info)
-    if (!BODY_METHODS.has(request.method) || !hasBody(request)) return app.handle(request)
+    const door = mounted.find((d) => path === d.prefix || path.startsWith(`${d.prefix}/`))
+    const handle = door ? (r: Request) => door.handle(r, info.clientIp) : (r: Request) => app.handle(r)
+    if (door) info.route = door.prefix
+    if (!BODY_METHODS.has(request.method) || !hasBody(request)) return handle(request)
     const buffered = await bufferBody(request, info)
-    return buffered instanceof TimbreError ? refusedBody(buffered, info) : app.handle(buffered)
+    return buffered instanceof TimbreError ? refusedBody(buffered, info) : handle(buffered)
   }
 
   function logLine(request: Request, info: RequestInfo, status: number): void {

@@ -33,7 +33,9 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   http: ['domain', 'services', 'config.ts', 'log.ts'],
   jobs: ['domain', 'services', 'log.ts'],
   // The CLI also starts the doors it composes (`serve`: http and jobs) and the simulator, a server of its own.
-  cli: ['domain', 'services', 'app.ts', 'config.ts', 'log.ts', 'http', 'jobs', 'sii/simulator'],
+  // The console (DESIGN §14): a fourth door. It validates forms with the API's own schemas and answers the API's statuses.
+  console: ['domain', 'services', 'config.ts', 'log.ts', 'http/schemas', 'http/errors', 'http/rate-limit'],
+  cli: ['domain', 'services', 'app.ts', 'config.ts', 'log.ts', 'http', 'jobs', 'console', 'sii/simulator'],
 }
 
 const files = (glob: string) => [...new Bun.Glob(glob).scanSync({ cwd: ROOT })]
@@ -54,11 +56,11 @@ async function importsOf(file: string): Promise<string[]> {
 
 describe('layering (STYLE §1)', () => {
   test('the table covers every part of src/', () => {
-    const parts = new Set(files('src/**/*.ts').map((f) => partOf(join(ROOT, f))!))
+    const parts = new Set(files('src/**/*.{ts,tsx}').map((f) => partOf(join(ROOT, f))!))
     expect([...parts].filter((p) => !(p in MAY_IMPORT)).sort()).toEqual([])
   })
 
-  for (const file of files('src/**/*.ts'))
+  for (const file of files('src/**/*.{ts,tsx}'))
     test(`${file} imports only what its layer may`, async () => {
       const from = partOf(join(ROOT, file))!
       const allowed = new Set([from, ...LEAVES, ...MAY_IMPORT[from]!])

@@ -1,0 +1,201 @@
+// The console door (DESIGN §14): sessions, CSRF and the read-only rule are decided here, once, before any screen
+// runs; screens then read the session from context.ts and call services, never the store.
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { Elysia } from 'elysia'
+import { TimbreError } from '../errors'
+import { STATUS } from '../http/errors'
+import { FailureWindow } from '../http/rate-limit'
+import { CONSOLE_MAX_AGE_MS, csrfMatches, endSession, loginWithApiKey, redeemAdminLink, resumeSession, type ConsoleSession } from '../services/console-sessions'
+import type { Deps } from '../services/deps'
+import { assetResponse } from './assets'
+import { bindConsoleRequest, NoEmpresaSelected, sessionOf, textField } from './context'
+import { CONSOLE_PREFIX, htmlResponse, redirect, renderPage, Shell } from './page'
+import { LinkPage, LoginPage } from './screens/login'
+import { empresaScreens } from './screens/empresas'
+import { documentoScreens } from './screens/documentos'
+import { emitirScreens } from './screens/emitir'
+import { recibidoScreens } from './screens/recibidos'
+import { folioScreens } from './screens/folios'
+import { certificadoScreens } from './screens/certificado'
+import { webhookScreens } from './screens/webhooks'
+import { correoScreens } from './screens/correo'
+
+export const SESSION_COOKIE = 'timbre_console'
+/** Double-submit token of the two forms shown before a session exists (login, one-time link). */
+export const LOGIN_COOKIE = 'timbre_console_login'
+const FAILED_LOGINS_PER_MINUTE = 20
+const SAFE_METHODS = new Set(['GET', 'HEAD'])
+
+export interface ConsoleDoor {
+  handle(request: Request, clientIp: string): Promise<Response>
+}
+
+function cookiesOf(request: Request): Map<string, string> {
+  const jar = new Map<string, string>()
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=')
+    if (eq > 0) jar.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim())
+  }
+  return jar
+}
+
+function cookie(name: string, value: string, opts: { secure: boolean; maxAgeSeconds: number }): string {
+  return [`${name}=${value}`, `Path=${CONSOLE_PREFIX}`, 'HttpOnly', 'SameSite=Strict', `Max-Age=${opts.maxAgeSeconds}`, ...(opts.secure ? ['Secure'] : [])].join('; ')
+}
+
+function sameToken(a: string | null | undefined, b: string | null | undefined): boolean {
+  if (!a || !b) return false
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/** A POST from another site is refused by the browser's Origin even before the token is looked at. */
+function crossOrigin(request: Request): boolean {
+  const origin = request.headers.get('origin')
+  return origin !== null && origin !== new URL(request.url).origin
+}
+
+async function formFrom(request: Request): Promise<FormData> {
+  if (SAFE_METHODS.has(request.method)) return new FormData()
+  const type = (request.headers.get('content-type') ?? '').toLowerCase()
+  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) return new FormData()
+  try {
+    return await request.clone().formData()
+  } catch {
+    return new FormData()
+  }
+}
+
+function problemPage(title: string, message: string, status: number, session: ConsoleSession | null): Response {
+  return htmlResponse(
+    <Shell title={title} session={session}>
+      <main id="contenido" class="login card">
+        <h1>{title}</h1>
+        <p>{message}</p>
+        <p>
+          <a href={`${CONSOLE_PREFIX}/`}>Volver a la consola</a>
+        </p>
+      </main>
+    </Shell>,
+    status,
+  )
+}
+
+export function createConsoleDoor(deps: Deps): ConsoleDoor {
+  const failures = new FailureWindow(FAILED_LOGINS_PER_MINUTE, 60_000)
+  const secure = deps.config.tlsCert !== null
+
+  const screens = new Elysia({ prefix: CONSOLE_PREFIX, normalize: false })
+    .onError(({ error, request }) => {
+      if (error instanceof NoEmpresaSelected) return redirect(`${CONSOLE_PREFIX}/empresas`)
+      if (error instanceof TimbreError) {
+        const status = STATUS[error.code]
+        return renderPage(deps, request, { title: status === 404 ? 'No encontrado' : 'No se pudo completar', section: null, status, children: <p class="card">{error.message}</p> })
+      }
+      if ((error as { code?: unknown })?.code === 'NOT_FOUND' || (error as Error)?.name === 'NotFoundError')
+        return renderPage(deps, request, { title: 'No encontrado', section: null, status: 404, children: <p class="card">Esta página no existe.</p> })
+      deps.log.error('console.error', { error: String(error), stack: (error as Error)?.stack })
+      return renderPage(deps, request, { title: 'Error interno', section: null, status: 500, children: <p class="card">Ocurrió un error inesperado; quedó registrado en el log del servidor.</p> })
+    })
+    .get('/', ({ request }) => redirect(`${CONSOLE_PREFIX}${sessionOf(request).empresaId === null ? '/empresas' : '/documentos'}`))
+    .post('/salir', ({ request }) => {
+      endSession(deps, { id: sessionOf(request).id })
+      const res = redirect(`${CONSOLE_PREFIX}/entrar`)
+      res.headers.append('Set-Cookie', cookie(SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 }))
+      return res
+    })
+    .use(empresaScreens(deps))
+    .use(documentoScreens(deps))
+    .use(emitirScreens(deps))
+    .use(recibidoScreens(deps))
+    .use(folioScreens(deps))
+    .use(certificadoScreens(deps))
+    .use(webhookScreens(deps))
+    .use(correoScreens(deps))
+
+  function loginToken(request: Request): { token: string; setCookie: string | null } {
+    const existing = cookiesOf(request).get(LOGIN_COOKIE)
+    if (existing) return { token: existing, setCookie: null }
+    const token = randomBytes(24).toString('base64url')
+    return { token, setCookie: cookie(LOGIN_COOKIE, token, { secure, maxAgeSeconds: 3600 }) }
+  }
+
+  function withCookie(res: Response, setCookie: string | null): Response {
+    if (setCookie) res.headers.append('Set-Cookie', setCookie)
+    return res
+  }
+
+  function startSession(token: string, to: string): Response {
+    const res = redirect(to)
+    res.headers.append('Set-Cookie', cookie(SESSION_COOKIE, token, { secure, maxAgeSeconds: CONSOLE_MAX_AGE_MS / 1000 }))
+    res.headers.append('Set-Cookie', cookie(LOGIN_COOKIE, '', { secure, maxAgeSeconds: 0 }))
+    return res
+  }
+
+  /** The two pages shown before a session: API-key login and the administrator's one-time link. */
+  async function beforeSession(request: Request, path: string, clientIp: string): Promise<Response | null> {
+    const isLogin = path === `${CONSOLE_PREFIX}/entrar`
+    const isLink = path === `${CONSOLE_PREFIX}/enlace`
+    if (!isLogin && !isLink) return null
+    const url = new URL(request.url)
+    if (SAFE_METHODS.has(request.method)) {
+      const { token, setCookie } = loginToken(request)
+      const page = isLogin ? <LoginPage csrf={token} error={null} /> : <LinkPage csrf={token} linkToken={url.searchParams.get('token') ?? ''} error={null} />
+      return withCookie(htmlResponse(page), setCookie)
+    }
+    if (request.method !== 'POST') return problemPage('Método no permitido', 'Use el formulario.', 405, null)
+    const form = await formFrom(request)
+    const { token, setCookie } = loginToken(request)
+    if (crossOrigin(request) || !sameToken(textField(form, '_csrf'), cookiesOf(request).get(LOGIN_COOKIE)))
+      return withCookie(problemPage('Formulario vencido', 'El formulario no trae un token válido (CSRF). Recargue la página e intente de nuevo.', 403, null), setCookie)
+    const nowMs = deps.clock.now().getTime()
+    const blocked = failures.blockedFor(clientIp, nowMs)
+    if (blocked > 0)
+      return withCookie(problemPage('Demasiados intentos', `Espere ${blocked} s antes de intentar de nuevo.`, 429, null), setCookie)
+    try {
+      if (isLogin) {
+        const opened = loginWithApiKey(deps, { key: textField(form, 'api_key') ?? '' })
+        deps.log.info('console.login', { kind: 'empresa', empresa_id: opened.session.empresaId, session_id: opened.session.id })
+        return startSession(opened.token, `${CONSOLE_PREFIX}/documentos`)
+      }
+      const opened = redeemAdminLink(deps, { token: textField(form, 'token') ?? '' })
+      deps.log.info('console.login', { kind: 'admin', session_id: opened.session.id })
+      return startSession(opened.token, `${CONSOLE_PREFIX}/empresas`)
+    } catch (err) {
+      if (!(err instanceof TimbreError) || err.code !== 'UNAUTHORIZED') throw err
+      failures.record(clientIp, nowMs)
+      const message = isLogin ? 'La API key no es válida, venció o fue revocada.' : err.message
+      const page = isLogin ? <LoginPage csrf={token} error={message} /> : <LinkPage csrf={token} linkToken="" error={message} />
+      return withCookie(htmlResponse(page, 401), setCookie)
+    }
+  }
+
+  return {
+    async handle(request, clientIp) {
+      const path = new URL(request.url).pathname
+      if (path.startsWith(`${CONSOLE_PREFIX}/assets/`))
+        return assetResponse(path) ?? new Response('No encontrado', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } })
+      const early = await beforeSession(request, path, clientIp)
+      if (early) return early
+      const token = cookiesOf(request).get(SESSION_COOKIE)
+      const session = token ? resumeSession(deps, { token }) : null
+      if (session === null) {
+        if (SAFE_METHODS.has(request.method)) return redirect(`${CONSOLE_PREFIX}/entrar`)
+        return problemPage('Sesión vencida', 'Su sesión terminó. Vuelva a entrar.', 401, null)
+      }
+      const form = await formFrom(request)
+      if (!SAFE_METHODS.has(request.method)) {
+        const presented = textField(form, '_csrf') ?? request.headers.get('x-csrf-token')
+        if (crossOrigin(request) || !csrfMatches(session, presented)) {
+          deps.log.warn('console.csrf_refused', { session_id: session.id, path })
+          return problemPage('Formulario vencido', 'El formulario no trae un token válido (CSRF). Recargue la página e intente de nuevo.', 403, session)
+        }
+        if (!session.canWrite && path !== `${CONSOLE_PREFIX}/salir`)
+          return problemPage('Solo lectura', 'Entró con una API key de solo lectura: puede consultar, pero no cambiar nada.', 403, session)
+      }
+      bindConsoleRequest(request, { session, form })
+      return screens.handle(request)
+    },
+  }
+}

@@ -1,0 +1,168 @@
+// Form pieces every screen shares (DESIGN §14): each error of the API's envelope shown beside the field its dot path
+// names, the field marked aria-invalid and described by it, and a summary at the top whose links move focus there.
+import type { ComponentChildren, JSX } from 'preact'
+import { CATALOG, TimbreError, type FieldError } from '../errors'
+
+/** Field path (the API's dot notation) → the messages for it. */
+export type FieldErrors = ReadonlyMap<string, readonly string[]>
+
+export const NO_ERRORS: FieldErrors = new Map()
+
+export function fieldErrors(details: readonly FieldError[]): FieldErrors {
+  const byField = new Map<string, string[]>()
+  for (const d of details) byField.set(d.field, [...(byField.get(d.field) ?? []), d.message])
+  return byField
+}
+
+/** An element id for a dot path: `detalle.0.precio` → `f-detalle-0-precio`. */
+export function fieldId(path: string): string {
+  return `f-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`
+}
+
+/** What a failed action tells the person: the catalogue's message and what to do, plus the field errors. */
+export interface Failure {
+  readonly message: string
+  readonly action: string | null
+  readonly errors: FieldErrors
+}
+
+export function failureOf(err: TimbreError): Failure {
+  return { message: err.message, action: CATALOG[err.code]?.action ?? null, errors: fieldErrors(err.extra.details ?? []) }
+}
+
+export function ErrorSummary(props: { failure: Failure | null; fields?: readonly string[] }) {
+  const f = props.failure
+  if (f === null) return null
+  // Errors whose field has no input on this form are listed here in full, so nothing the API said is hidden.
+  const entries = [...f.errors.entries()]
+  return (
+    <div class="error-summary" role="alert" tabindex={-1} id="errores">
+      <p>
+        <strong>{f.message}</strong>
+      </p>
+      {f.action && <p>{f.action}</p>}
+      {entries.length > 0 && (
+        <ul>
+          {entries.map(([field, messages]) =>
+            props.fields === undefined || props.fields.includes(field) ? (
+              <li>
+                <a href={`#${fieldId(field)}`}>
+                  {field}: {messages.join(' ')}
+                </a>
+              </li>
+            ) : (
+              <li>
+                {field}: {messages.join(' ')}
+              </li>
+            ),
+          )}
+        </ul>
+      )}
+    </div>
+  )
+}
+
+interface FieldProps {
+  readonly name: string
+  readonly label: string
+  readonly value?: string | number | null
+  readonly errors?: FieldErrors
+  readonly type?: 'text' | 'date' | 'number' | 'email' | 'url' | 'password' | 'file' | 'search'
+  readonly required?: boolean
+  readonly hint?: string
+  readonly inputmode?: 'numeric' | 'decimal' | 'email' | 'text'
+  readonly list?: string
+  readonly autocomplete?: string
+  readonly disabled?: boolean
+  readonly step?: string
+  readonly min?: string
+  readonly accept?: string
+}
+
+/**
+ * The input's attributes. Preact types <input> per `type` value; ours comes from a prop, so the union is built here
+ * once and handed over as the element's own attribute type.
+ */
+function inputAttributes(p: FieldProps, id: string, invalid: boolean, described: string): JSX.IntrinsicElements['input'] {
+  const attrs: Record<string, unknown> = {
+    id,
+    name: p.name,
+    type: p.type ?? 'text',
+    value: p.value === null || p.value === undefined ? undefined : String(p.value),
+    required: p.required,
+    'aria-invalid': invalid ? 'true' : undefined,
+    'aria-describedby': described || undefined,
+    inputMode: p.inputmode,
+    list: p.list,
+    autoComplete: p.autocomplete,
+    disabled: p.disabled,
+    step: p.step,
+    min: p.min,
+    accept: p.accept,
+  }
+  return attrs as JSX.IntrinsicElements['input']
+}
+
+/** A labelled input with its hint and its errors beside it. */
+export function Field(p: FieldProps) {
+  const id = fieldId(p.name)
+  const messages = p.errors?.get(p.name) ?? []
+  const described = [p.hint ? `${id}-ayuda` : null, messages.length > 0 ? `${id}-error` : null].filter(Boolean).join(' ')
+  return (
+    <div class={messages.length > 0 ? 'field field-invalid' : 'field'}>
+      <label for={id}>
+        {p.label}
+        {p.required && <span aria-hidden="true"> *</span>}
+      </label>
+      <input {...inputAttributes(p, id, messages.length > 0, described)} />
+      {p.hint && (
+        <small id={`${id}-ayuda`} class="hint">
+          {p.hint}
+        </small>
+      )}
+      {messages.length > 0 && (
+        <p id={`${id}-error`} class="field-error">
+          {messages.join(' ')}
+        </p>
+      )}
+    </div>
+  )
+}
+
+export function SelectField(p: {
+  name: string
+  label: string
+  options: ReadonlyArray<{ value: string; label: string }>
+  value?: string | null
+  errors?: FieldErrors
+  required?: boolean
+  children?: ComponentChildren
+}) {
+  const id = fieldId(p.name)
+  const messages = p.errors?.get(p.name) ?? []
+  return (
+    <div class={messages.length > 0 ? 'field field-invalid' : 'field'}>
+      <label for={id}>{p.label}</label>
+      <select id={id} name={p.name} required={p.required} aria-invalid={messages.length > 0 ? 'true' : undefined} aria-describedby={messages.length > 0 ? `${id}-error` : undefined}>
+        {p.options.map((o) => (
+          <option value={o.value} selected={o.value === (p.value ?? '')}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+      {messages.length > 0 && (
+        <p id={`${id}-error`} class="field-error">
+          {messages.join(' ')}
+        </p>
+      )}
+    </div>
+  )
+}
+
+/** Dates and amounts as people in Chile read them. */
+export const formatClp = (n: number) => `$${new Intl.NumberFormat('es-CL', { maximumFractionDigits: 0 }).format(n)}`
+export const formatNumber = (n: number) => new Intl.NumberFormat('es-CL', { maximumFractionDigits: 6 }).format(n)
+export function formatDateTime(iso: string | null): string {
+  if (iso === null) return '—'
+  return new Intl.DateTimeFormat('es-CL', { dateStyle: 'short', timeStyle: 'short', timeZone: 'America/Santiago' }).format(new Date(iso))
+}

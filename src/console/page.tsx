@@ -1,0 +1,171 @@
+// The console's page shell and the one place its answers get their headers (DESIGN §14): every page is rendered on
+// the server, escaped by preact-render-to-string, and served with a CSP that allows only our own script and style.
+import type { ComponentChildren, VNode } from 'preact'
+import { renderToString } from 'preact-render-to-string'
+import type { ConsoleSession } from '../services/console-sessions'
+import type { Deps } from '../services/deps'
+import { listEmpresas, resolveEmpresa, type EmpresaRecord } from '../services/empresas'
+import { sessionOf } from './context'
+import { ASSET_PATHS } from './assets'
+
+export const CONSOLE_PREFIX = '/console'
+
+/** The administrator's one-time link as `timbre console link` and the demo banner print it. */
+export function consoleLinkUrl(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/$/, '')}${CONSOLE_PREFIX}/enlace?token=${encodeURIComponent(token)}`
+}
+
+/** No inline script or style anywhere: htmx reads its settings from a meta tag, never from eval. */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
+
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': CSP,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  // Pages carry a company's data: never kept by the browser or a proxy.
+  'Cache-Control': 'no-store',
+}
+
+export function htmlResponse(node: VNode, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(`<!doctype html>${renderToString(node)}`, {
+    status,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', ...SECURITY_HEADERS, ...headers },
+  })
+}
+
+/** A fragment for htmx (a badge, the totals): same headers, no shell. */
+export function fragmentResponse(node: VNode, status = 200): Response {
+  return new Response(renderToString(node), { status, headers: { 'Content-Type': 'text/html; charset=utf-8', ...SECURITY_HEADERS } })
+}
+
+/** Post/redirect/get: 303 so a reload never posts twice; htmx follows HX-Redirect instead. */
+export function redirect(to: string): Response {
+  return new Response(null, { status: 303, headers: { Location: to, 'HX-Redirect': to, ...SECURITY_HEADERS } })
+}
+
+export type Section = 'documentos' | 'emitir' | 'recibidos' | 'folios' | 'certificado' | 'webhooks' | 'correo' | 'empresas'
+
+const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; admin?: boolean }> = [
+  { id: 'documentos', label: 'Documentos', path: '/documentos' },
+  { id: 'emitir', label: 'Emitir', path: '/documentos/nuevo' },
+  { id: 'recibidos', label: 'Recibidos', path: '/recibidos' },
+  { id: 'folios', label: 'Folios', path: '/folios' },
+  { id: 'certificado', label: 'Certificado', path: '/certificado' },
+  { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { id: 'correo', label: 'Correo', path: '/correo' },
+  { id: 'empresas', label: 'Empresas', path: '/empresas', admin: true },
+]
+
+export function CsrfInput(props: { session: ConsoleSession }) {
+  return <input type="hidden" name="_csrf" value={props.session.csrfToken} />
+}
+
+function EmpresaSwitcher(props: { session: ConsoleSession; empresas: readonly EmpresaRecord[] }) {
+  return (
+    <form method="post" action={`${CONSOLE_PREFIX}/empresas/seleccionar`} class="switcher">
+      <CsrfInput session={props.session} />
+      <label for="empresa-activa">Empresa</label>
+      <select id="empresa-activa" name="empresa_id">
+        {props.session.empresaId === null && <option value="">Elija una empresa</option>}
+        {props.empresas.map((e) => (
+          <option value={e.id} selected={e.id === props.session.empresaId}>
+            {e.razon_social} ({e.rut})
+          </option>
+        ))}
+      </select>
+      <button type="submit">Cambiar</button>
+    </form>
+  )
+}
+
+export interface PageOptions {
+  readonly title: string
+  readonly section: Section | null
+  readonly children: ComponentChildren
+  readonly status?: number
+  /** A one-line notice after a redirect (post/redirect/get), shown in a live region. */
+  readonly notice?: string | null
+}
+
+/** A whole page for a logged-in user: header with the company (or the switcher), navigation, logout. */
+export function renderPage(deps: Pick<Deps, 'store'>, request: Request, opts: PageOptions): Response {
+  const session = sessionOf(request)
+  const empresa = session.empresaId === null ? null : resolveEmpresa(deps, { ref: session.empresaId })
+  const empresas = session.kind === 'admin' ? listEmpresas(deps) : []
+  return htmlResponse(
+    <Shell title={opts.title} session={session}>
+      <header class="top">
+        <a class="brand" href={`${CONSOLE_PREFIX}/`}>
+          Timbre
+        </a>
+        {session.kind === 'admin' ? (
+          <EmpresaSwitcher session={session} empresas={empresas} />
+        ) : (
+          <span class="empresa">
+            {empresa?.razon_social} ({empresa?.rut})
+          </span>
+        )}
+        {!session.canWrite && <span class="badge badge-neutral">Solo lectura</span>}
+        {session.kind === 'admin' && <span class="badge badge-info">Administrador</span>}
+        <form method="post" action={`${CONSOLE_PREFIX}/salir`} class="logout">
+          <CsrfInput session={session} />
+          <button type="submit">Salir</button>
+        </form>
+      </header>
+      <nav aria-label="Secciones">
+        <ul>
+          {SECTIONS.filter((s) => !s.admin || session.kind === 'admin').map((s) => (
+            <li>
+              <a href={`${CONSOLE_PREFIX}${s.path}`} aria-current={opts.section === s.id ? 'page' : undefined}>
+                {s.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="contenido">
+        <h1>{opts.title}</h1>
+        <div role="status" aria-live="polite" class="notice-area">
+          {opts.notice && <p class="notice">{opts.notice}</p>}
+        </div>
+        {opts.children}
+      </main>
+    </Shell>,
+    opts.status ?? 200,
+  )
+}
+
+/** The document around every page, logged in or not. */
+export function Shell(props: { title: string; session: ConsoleSession | null; children: ComponentChildren }) {
+  return (
+    <html lang="es">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true}' />
+        <title>{`${props.title} · Timbre`}</title>
+        <link rel="stylesheet" href={ASSET_PATHS.css} />
+        <script src={ASSET_PATHS.htmx} defer></script>
+        <script src={ASSET_PATHS.js} defer></script>
+      </head>
+      {/* htmx sends the CSRF token as a header on every request it makes from this page. */}
+      <body hx-headers={props.session ? JSON.stringify({ 'X-CSRF-Token': props.session.csrfToken }) : undefined}>
+        <a class="skip" href="#contenido">
+          Saltar al contenido
+        </a>
+        {props.children}
+      </body>
+    </html>
+  )
+}
