@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm, dovecot), a check that nothing
+# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm, dovecot, chromium), a check that nothing
 # reads outside the repository, the type-check, the binary, the whole suite.
 # Bun's results also go to .test-results/junit.xml, which .ci/run reads for its closing line.
 set -euo pipefail
@@ -12,6 +12,8 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 # The mail tests start their own dovecot (test/support/mail.ts); the package is the IMAP server, not its service.
 [ -x /usr/sbin/dovecot ] || need+=(dovecot-imapd)
+# The console's browser tests drive Debian's Chromium headless through playwright-core (test/support/browser.ts).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "[test 0/4] installing Debian packages the tests need: ${need[*]}"
   sudo=""

@@ -150,9 +150,6 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     if (crossOrigin(request) || !sameToken(textField(form, '_csrf'), cookiesOf(request).get(LOGIN_COOKIE)))
       return withCookie(problemPage('Formulario vencido', 'El formulario no trae un token válido (CSRF). Recargue la página e intente de nuevo.', 403, null), setCookie)
     const nowMs = deps.clock.now().getTime()
-    const blocked = failures.blockedFor(clientIp, nowMs)
-    if (blocked > 0)
-      return withCookie(problemPage('Demasiados intentos', `Espere ${blocked} s antes de intentar de nuevo.`, 429, null), setCookie)
     try {
       if (isLogin) {
         const opened = loginWithApiKey(deps, { key: textField(form, 'api_key') ?? '' })
@@ -164,6 +161,10 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
       return startSession(opened.token, `${CONSOLE_PREFIX}/empresas`)
     } catch (err) {
       if (!(err instanceof TimbreError) || err.code !== 'UNAUTHORIZED') throw err
+      // DESIGN §4: past 20 failures a minute from one address a bad credential gets 429; a good one was served above,
+      // so an office behind one NAT is never locked out by someone guessing.
+      const blocked = failures.blockedFor(clientIp, nowMs)
+      if (blocked > 0) return withCookie(problemPage('Demasiados intentos', `Espere ${blocked} s antes de intentar de nuevo.`, 429, null), setCookie)
       failures.record(clientIp, nowMs)
       const message = isLogin ? 'La API key no es válida, venció o fue revocada.' : err.message
       const page = isLogin ? <LoginPage csrf={token} error={message} /> : <LinkPage csrf={token} linkToken="" error={message} />
