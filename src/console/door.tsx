@@ -182,6 +182,9 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
       const token = cookiesOf(request).get(SESSION_COOKIE)
       const session = token ? resumeSession(deps, { token }) : null
       if (session === null) {
+        // htmx would follow a 303 and swap the login page into a badge: it gets 401 and HX-Redirect instead.
+        if (request.headers.get('hx-request') === 'true')
+          return new Response(null, { status: 401, headers: { 'HX-Redirect': `${CONSOLE_PREFIX}/entrar` } })
         if (SAFE_METHODS.has(request.method)) return redirect(`${CONSOLE_PREFIX}/entrar`)
         return problemPage('Sesión vencida', 'Su sesión terminó. Vuelva a entrar.', 401, null)
       }

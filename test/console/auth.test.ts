@@ -237,3 +237,9 @@ describe('companies', () => {
   })
 
 })
+
+test('an htmx request of an ended session gets 401 with HX-Redirect, not the login page swapped into a badge', async () => {
+  const res = await fetch(`${s.url}/console/documentos`, { redirect: 'manual', headers: { 'HX-Request': 'true' } })
+  expect(res.status).toBe(401)
+  expect(res.headers.get('hx-redirect')).toBe('/console/entrar')
+})
