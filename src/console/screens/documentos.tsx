@@ -3,7 +3,6 @@
 // preview and the XML download. Each calls the service its API route calls, with the same inputs (routes/dte.ts,
 // routes/dte-pdf.ts), so the console can show nothing the API would not.
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { Elysia } from 'elysia'
 import type { ComponentChildren } from 'preact'
 import { isTipoDte, TIPOS_DTE, type Linea, type Moneda } from '../../domain/emision'
@@ -13,7 +12,9 @@ import { parseRut, formatRutWithDots } from '../../domain/rut'
 import { TIPOS } from '../../domain/tipos'
 import { computeLineas } from '../../domain/totals'
 import { TimbreError, validationError, type DetailCode, type FieldError } from '../../errors'
-import { isUuid } from '../../http/schemas/common'
+import { decodeCursor, encodeCursor } from '../../http/pagination'
+import { pathId } from '../../http/params'
+import { fieldErrorsFromTypeBox } from '../../http/validation'
 import { ListarDtesQuery } from '../../http/schemas/dte-query'
 import type { Deps } from '../../services/deps'
 import { getDtePdf } from '../../services/dte-pdf'
@@ -128,22 +129,8 @@ function Facts(props: { rows: ReadonlyArray<readonly [string, ComponentChildren]
 // refused here with the same field; the service then applies its own rules (unknown tipo, RUT, empty range).
 const checkQuery = TypeCompiler.Compile(ListarDtesQuery)
 
-function detailOf(e: ValueError): { code: DetailCode; message: string } {
-  if (e.type === ValueErrorType.StringMaxLength) return { code: 'TOO_LONG', message: `Excede el largo máximo de ${String(e.schema.maxLength)} caracteres.` }
-  if (e.type === ValueErrorType.StringPattern) return { code: 'INVALID_FORMAT', message: 'Formato inválido.' }
-  const options = (e.schema.anyOf as Array<{ const?: unknown }> | undefined)?.map((o) => o.const).filter((c) => c !== undefined)
-  if (options && options.length > 0) return { code: 'INVALID_VALUE', message: `Valor no permitido; valores aceptados: ${options.join(', ')}.` }
-  return { code: 'INVALID_VALUE', message: 'Valor no permitido.' }
-}
-
 function queryErrors(query: Readonly<Record<string, string>>): FieldError[] {
-  if (checkQuery.Check(query)) return []
-  const byField = new Map<string, FieldError>()
-  for (const e of checkQuery.Errors(query)) {
-    const field = e.path.replace(/^\//, '') || 'query'
-    if (!byField.has(field)) byField.set(field, { field, ...detailOf(e) })
-  }
-  return [...byField.values()]
+  return checkQuery.Check(query) ? [] : fieldErrorsFromTypeBox(checkQuery.Errors(query))
 }
 
 /** The filters as GET /dte reads them: a blank form field is a filter not given. */
@@ -154,14 +141,6 @@ function filtersOf(url: URL): Filters {
     if (value) filters[name] = value
   }
   return filters
-}
-
-/** The cursor is the last id of the page before (GET /dte's next_cursor carries the same id, made opaque). */
-function afterIdOf(cursor: string | null): string | null {
-  if (!cursor) return null
-  if (!isUuid(cursor))
-    throw validationError([{ field: 'cursor', code: 'INVALID_FORMAT', message: 'Cursor inválido; use el enlace «Siguiente página».' }])
-  return cursor.toLowerCase()
 }
 
 function listUrl(filters: Filters, cursor: string | null): string {
@@ -197,9 +176,9 @@ function listPage(deps: Deps, empresaId: string, filters: Filters, cursor: strin
   const shape = queryErrors({ ...filters, ...(cursor ? { cursor } : {}) })
   if (shape.length > 0) throw validationError([...shape, ...ruleErrors(deps, empresaId, filters, shape)])
   const query: DteListQuery = filters
-  const { rows, total } = listDtes(deps, { empresaId, query, afterId: afterIdOf(cursor), limit: PAGE_SIZE + 1 })
+  const { rows, total } = listDtes(deps, { empresaId, query, afterId: decodeCursor(cursor ?? undefined), limit: PAGE_SIZE + 1 })
   const items = rows.slice(0, PAGE_SIZE)
-  return { rows: items, total, nextCursor: rows.length > PAGE_SIZE ? items[items.length - 1]!.id : null }
+  return { rows: items, total, nextCursor: rows.length > PAGE_SIZE ? encodeCursor(items[items.length - 1]!.id) : null }
 }
 
 function FilterForm(props: { filters: Filters; failure: Failure | null }) {
@@ -339,12 +318,6 @@ function listResponse(deps: Deps, request: Request): Response {
 }
 
 // ------------------------------------------------------------------------------------------------ detail
-
-/** A malformed id is 404 like an unknown one, as the API's pathId answers (DESIGN §12). */
-function idOf(raw: string): string {
-  if (!isUuid(raw)) throw new TimbreError('NOT_FOUND')
-  return raw.toLowerCase()
-}
 
 const NOTICES: Readonly<Record<string, (d: DteRecord) => string>> = {
   emitido: (d) => `Documento emitido y firmado con folio ${d.folio}.`,
@@ -785,18 +758,18 @@ export const documentoScreens = (deps: Deps) =>
   new Elysia({ normalize: false })
     .get('/documentos', ({ request }) => listResponse(deps, request))
     .get('/documentos/:id', ({ request, params }) => {
-      const dte = getDte(deps, { empresaId: empresaIdOf(request), id: idOf(params.id) })
+      const dte = getDte(deps, { empresaId: empresaIdOf(request), id: pathId(params.id) })
       const aviso = new URL(request.url).searchParams.get('aviso') ?? ''
       return detailResponse(deps, request, dte, { notice: NOTICES[aviso]?.(dte) ?? null })
     })
     .get('/documentos/:id/estado', ({ request, params }) => {
-      const dte = getDte(deps, { empresaId: empresaIdOf(request), id: idOf(params.id) })
+      const dte = getDte(deps, { empresaId: empresaIdOf(request), id: pathId(params.id) })
       return fragmentResponse(<EstadoBadge dte={dte} live={false} />)
     })
     .post('/documentos/:id/enviar', ({ request, params }) => {
       requireWrite(request)
       const empresaId = empresaIdOf(request)
-      const id = idOf(params.id)
+      const id = pathId(params.id)
       try {
         requestSubmission(deps, { empresaId, id })
         return redirect(`${BASE}/${id}?aviso=enviado`)
@@ -811,7 +784,7 @@ export const documentoScreens = (deps: Deps) =>
       const q = new URL(request.url).searchParams
       const pdf = await getDtePdf(deps, {
         empresaId: empresaIdOf(request),
-        id: idOf(params.id),
+        id: pathId(params.id),
         query: { formato: q.get('formato') ?? undefined, cedible: q.get('cedible') ?? undefined },
       })
       return new Response(Buffer.from(pdf.bytes), {
@@ -827,7 +800,7 @@ export const documentoScreens = (deps: Deps) =>
       })
     })
     .get('/documentos/:id/xml', ({ request, params }) => {
-      const xml = getDteXml(deps, { empresaId: empresaIdOf(request), id: idOf(params.id) })
+      const xml = getDteXml(deps, { empresaId: empresaIdOf(request), id: pathId(params.id) })
       return new Response(Buffer.from(xml.bytes), {
         headers: {
           ...SECURITY_HEADERS,
