@@ -1,7 +1,7 @@
 // Form pieces every screen shares (DESIGN §14): each error of the API's envelope shown beside the field its dot path
 // names, the field marked aria-invalid and described by it, and a summary at the top whose links move focus there.
 import type { ComponentChildren, JSX } from 'preact'
-import { CATALOG, TimbreError, type FieldError } from '../errors'
+import { CATALOG, TimbreError, type ErrorCode, type FieldError } from '../errors'
 
 /** Field path (the API's dot notation) → the messages for it. */
 export type FieldErrors = ReadonlyMap<string, readonly string[]>
@@ -26,8 +26,25 @@ export interface Failure {
   readonly errors: FieldErrors
 }
 
+/**
+ * The catalogue's actions speak to an integrator (headers, `details`, API paths); a person at the console is told the
+ * same thing in the console's terms. Codes not listed here already read well on a page.
+ */
+const CONSOLE_ACTIONS: Partial<Record<ErrorCode, string>> = {
+  VALIDATION_ERROR: 'Corrija los campos marcados y vuelva a enviar el formulario.',
+  UNAUTHORIZED: 'Vuelva a entrar a la consola.',
+  API_KEY_READ_ONLY: 'Entró con una API key de solo lectura: pida al administrador una con escritura.',
+  CERTIFICATE_NOT_FOUND: 'Suba el certificado de la empresa en la sección Certificado.',
+  CERTIFICATE_REQUIRED: 'Suba el certificado de la empresa en la sección Certificado.',
+  NO_FOLIOS_AVAILABLE: 'Cargue un CAF nuevo de este tipo en la sección Folios.',
+  DTE_NOT_SENDABLE: 'Solo un documento firmado se envía; su estado actual se ve en el detalle.',
+  IDEMPOTENCY_IN_PROGRESS: 'El mismo formulario se está procesando: espere unos segundos y recargue el documento.',
+  IDEMPOTENCY_BODY_MISMATCH: 'Este formulario ya emitió un documento con otros valores: envíe el formulario nuevo para emitir otro.',
+  PLAZO_VENCIDO: 'Pasaron los 8 días: el documento quedó aceptado tácitamente (Ley 19.983) y ya no admite acciones.',
+}
+
 export function failureOf(err: TimbreError): Failure {
-  return { message: err.message, action: CATALOG[err.code]?.action ?? null, errors: fieldErrors(err.extra.details ?? []) }
+  return { message: err.message, action: CONSOLE_ACTIONS[err.code] ?? CATALOG[err.code]?.action ?? null, errors: fieldErrors(err.extra.details ?? []) }
 }
 
 export function ErrorSummary(props: { failure: Failure | null; fields?: readonly string[] }) {

@@ -183,8 +183,12 @@ describe('the detail', () => {
     const moving = await writer.get(`/console/documentos/${factura.id}/estado`)
     expect(moving.status).toBe(200)
     expect(moving.html).toBe(
-      `<span class="badge badge-neutral" hx-get="/console/documentos/${factura.id}/estado" hx-trigger="every 3s" hx-swap="outerHTML">Firmado</span>`,
+      `<span class="badge badge-neutral" hx-get="/console/documentos/${factura.id}/estado?visto=firmado" hx-trigger="every 3s" hx-swap="outerHTML">Firmado</span>`,
     )
+    // The detail page's badge asks for a reload once the estado moves, so tracking and SII codes follow it.
+    const detailPoll = `/console/documentos/${factura.id}/estado?visto=firmado&detalle=1`
+    expect((await writer.get(`/console/documentos/${factura.id}`)).html).toContain(detailPoll.replace('&', '&amp;'))
+    expect((await writer.get(detailPoll)).headers.get('hx-refresh')).toBeNull()
     // In the page, inside a live region that stays while the badge swaps itself.
     expect((await writer.get(`/console/documentos/${factura.id}`)).html).toContain(`<span class="estado" aria-live="polite"><span class="badge badge-neutral" hx-get=`)
     // A firmado DTE without auto_send waits for a person: no polling.
@@ -194,6 +198,8 @@ describe('the detail', () => {
     expect(no.estado).toBe('rechazado')
     const accepted = await writer.get(`/console/documentos/${factura.id}/estado`)
     expect(accepted.html).toBe('<span class="badge badge-ok">Aceptado</span>')
+    expect(accepted.headers.get('hx-refresh')).toBeNull()
+    expect((await writer.get(detailPoll)).headers.get('hx-refresh')).toBe('true')
     expect((await writer.get(`/console/documentos/${rechazada.id}/estado`)).html).toBe('<span class="badge badge-bad">Rechazado</span>')
     const list = await writer.get('/console/documentos?tipo_dte=33')
     expect(list.html).not.toContain('hx-trigger')

@@ -257,7 +257,7 @@ describe('refusals the form explains', () => {
     const page = await writer.post(FORM, facturaForm(key, { tipo_dte: '34', 'detalle.2.ind_exe': '' }))
     expect(page.status).toBe(422)
     expect(page.html).toContain(CATALOG.NO_FOLIOS_AVAILABLE.message)
-    expect(page.html).toContain(CATALOG.NO_FOLIOS_AVAILABLE.action)
+    expect(page.html).toContain('Cargue un CAF nuevo de este tipo en la sección Folios.')
     expect(page.html).toContain('href="/console/folios"')
     expect(page.html).toMatch(/<option value="34" selected>/)
     expect(keyOf(page.html)).toBe(key)

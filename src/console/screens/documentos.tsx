@@ -67,12 +67,15 @@ function isMoving(dte: Pick<DteRecord, 'estado' | 'auto_send'>): boolean {
 }
 
 /** The badge alone: what GET /documentos/:id/estado answers, and what htmx swaps for itself every 3 s while moving. */
-function Badge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'auto_send'> }) {
+function Badge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'auto_send'>; detail?: boolean }) {
   const { dte } = props
+  // The detail page shows far more than the badge (tracking, SII codes, the exchange): it asks to be reloaded once
+  // the estado differs from the one it was rendered with; the list only swaps the badge.
+  const poll = `${BASE}/${dte.id}/estado?visto=${encodeURIComponent(dte.estado)}${props.detail ? '&detalle=1' : ''}`
   const cls = `badge ${ESTADO_CLASS[dte.estado as EstadoDte] ?? 'badge-neutral'}`
   if (!isMoving(dte)) return <span class={cls}>{labelOf(dte.estado)}</span>
   return (
-    <span class={cls} hx-get={`${BASE}/${dte.id}/estado`} hx-trigger="every 3s" hx-swap="outerHTML">
+    <span class={cls} hx-get={poll} hx-trigger="every 3s" hx-swap="outerHTML">
       {labelOf(dte.estado)}
     </span>
   )
@@ -83,11 +86,11 @@ function Badge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'auto_send'> }) {
  * replaced, inside a polite live region that stays in place so a screen reader hears the new estado; once final (or
  * waiting for a person) it stops asking. `live={false}` gives the badge alone, as the fragment route answers it.
  */
-export function EstadoBadge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'auto_send'>; live?: boolean }) {
-  if (props.live === false) return <Badge dte={props.dte} />
+export function EstadoBadge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'auto_send'>; live?: boolean; detail?: boolean }) {
+  if (props.live === false) return <Badge dte={props.dte} detail={props.detail} />
   return (
     <span class="estado" aria-live="polite">
-      <Badge dte={props.dte} />
+      <Badge dte={props.dte} detail={props.detail} />
     </span>
   )
 }
@@ -643,7 +646,8 @@ function Acciones(props: { request: Request; dte: DteRecord }) {
   const session = sessionOf(props.request)
   const pdf = `${BASE}/${dte.id}/pdf`
   // Only `firmado` can be sent (domain/estados.ts onSubmissionRequested), and only by a session that can write.
-  const canSend = session.canWrite && onSubmissionRequested(dte.estado as EstadoDte) !== null
+  // With auto_send the submission job takes it by itself: the button would only race it.
+  const canSend = session.canWrite && !dte.auto_send && onSubmissionRequested(dte.estado as EstadoDte) !== null
   return (
     <div class="actions">
       <a class="button" href={pdf}>
@@ -685,7 +689,7 @@ function DetailBody(props: { deps: Deps; request: Request; dte: DteRecord; failu
         <h2 id="resumen">Resumen</h2>
         <Facts
           rows={[
-            ['Estado', <EstadoBadge dte={dte} />],
+            ['Estado', <EstadoBadge dte={dte} detail />],
             ['Tipo', `${tipoNombre(dte.tipo_dte)} (${dte.tipo_dte})`],
             ['Folio', String(dte.folio)],
             ['Fecha de emisión', <time datetime={dte.fecha_emision}>{formatFecha(dte.fecha_emision)}</time>],
@@ -764,7 +768,11 @@ export const documentoScreens = (deps: Deps) =>
     })
     .get('/documentos/:id/estado', ({ request, params }) => {
       const dte = getDte(deps, { empresaId: empresaIdOf(request), id: pathId(params.id) })
-      return fragmentResponse(<EstadoBadge dte={dte} live={false} />)
+      const url = new URL(request.url)
+      const detail = url.searchParams.get('detalle') === '1'
+      const response = fragmentResponse(<EstadoBadge dte={dte} live={false} detail={detail} />)
+      if (detail && url.searchParams.get('visto') !== dte.estado) response.headers.set('HX-Refresh', 'true')
+      return response
     })
     .post('/documentos/:id/enviar', ({ request, params }) => {
       requireWrite(request)
