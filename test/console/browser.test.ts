@@ -79,6 +79,7 @@ test('the administrator sets up a company and issues an invoice that reaches ace
     await page.getByRole('button', { name: 'Crear empresa' }).click()
     await page.waitForURL('**/console/empresas?aviso=creada')
     if (c === B) {
+      await page.getByLabel('Con escritura (emitir, subir CAF…)').check()
       await page.getByRole('button', { name: 'Crear API key' }).click()
       keyB = (await page.locator('#api-key-creada').textContent())!.trim()
     }
@@ -199,9 +200,18 @@ test('a company user sees only its company, on a tablet too; a form without its 
   await screenshot(page, '10-tablet-otra-empresa')
   const other = await page.goto(`${serve.url}/console/documentos/${dteId}`)
   expect(other!.status()).toBe(404)
+  // A write session: the POST below is refused for its missing CSRF token alone, and the same POST with the page's
+  // token goes through.
+  expect(html).not.toContain('Solo lectura')
+  const registered = async () => ((await (await fetch(`${serve.url}/api/v1/billing/webhooks`, { headers: { 'X-Api-Key': keyB } })).json()) as unknown[]).length
   const forged = await page.request.post(`${serve.url}/console/webhooks`, { form: { url: hooks.url, events: 'dte.accepted' } })
   expect(forged.status()).toBe(403)
-  const hooksOfB = await fetch(`${serve.url}/api/v1/billing/webhooks`, { headers: { 'X-Api-Key': keyB } })
-  expect(await hooksOfB.json()).toEqual([])
+  expect(await forged.text()).toContain('CSRF')
+  expect(await registered()).toBe(0)
+  await page.goto(`${serve.url}/console/webhooks`)
+  const token = await page.locator('input[name=_csrf]').first().inputValue()
+  const withToken = await page.request.post(`${serve.url}/console/webhooks`, { form: { url: hooks.url, events: 'dte.accepted', _csrf: token } })
+  expect(withToken.status()).toBe(200)
+  expect(await registered()).toBe(1)
   await context.close()
 }, 60_000)
