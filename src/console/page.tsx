@@ -51,6 +51,21 @@ export function fragmentResponse(node: VNode, status = 200): Response {
   return new Response(renderToString(node), { status, headers: { 'Content-Type': 'text/html; charset=utf-8', ...SECURITY_HEADERS } })
 }
 
+/**
+ * A stored file for the browser: a PDF inline and frameable by this origin only (the detail pages preview it in an
+ * iframe; the pages themselves are DENY), an XML as the exact stored bytes. No other CSP directive on the PDF, so the
+ * browser's PDF viewer is not blocked.
+ */
+export function fileResponse(bytes: Uint8Array, kind: 'pdf' | 'xml', fileName: string, disposition: 'inline' | 'attachment'): Response {
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    'Content-Type': kind === 'pdf' ? 'application/pdf' : 'application/xml; charset=ISO-8859-1',
+    'Content-Disposition': `${disposition}; filename="${fileName}"`,
+  }
+  if (kind === 'pdf') Object.assign(headers, { 'Content-Security-Policy': "frame-ancestors 'self'", 'X-Frame-Options': 'SAMEORIGIN' })
+  return new Response(Buffer.from(bytes), { headers })
+}
+
 /** Post/redirect/get: 303 so a reload never posts twice; htmx follows HX-Redirect instead. */
 export function redirect(to: string): Response {
   return new Response(null, { status: 303, headers: { Location: to, 'HX-Redirect': to, ...SECURITY_HEADERS } })

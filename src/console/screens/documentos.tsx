@@ -22,7 +22,7 @@ import { getDte, getDteXml, listDtes, requestSubmission, type DteListQuery, type
 import { getEmpresa } from '../../services/empresas'
 import { empresaIdOf, requireWrite, sessionOf } from '../context'
 import { ErrorSummary, Field, failureOf, formatClp, formatDateTime, formatNumber, NO_ERRORS, SelectField, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage, SECURITY_HEADERS } from '../page'
+import { CONSOLE_PREFIX, CsrfInput, fileResponse, fragmentResponse, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/documentos`
 /** GET /dte's default page size (routes/dte.ts parseLimit fallback). */
@@ -756,7 +756,7 @@ function detailResponse(deps: Deps, request: Request, dte: DteRecord, opts: { no
 // ------------------------------------------------------------------------------------------------ routes
 
 /** `Content-Disposition` with the API's file name (routes/dte.ts, routes/dte-pdf.ts). */
-const disposition = (kind: 'inline' | 'attachment', tipoDte: number, folio: number, ext: 'pdf' | 'xml') => `${kind}; filename="DTE-${tipoDte}-F${folio}.${ext}"`
+const fileNameOf = (tipoDte: number, folio: number, ext: 'pdf' | 'xml') => `DTE-${tipoDte}-F${folio}.${ext}`
 
 export const documentoScreens = (deps: Deps) =>
   new Elysia({ normalize: false })
@@ -795,25 +795,9 @@ export const documentoScreens = (deps: Deps) =>
         id: pathId(params.id),
         query: { formato: q.get('formato') ?? undefined, cedible: q.get('cedible') ?? undefined },
       })
-      return new Response(Buffer.from(pdf.bytes), {
-        headers: {
-          ...SECURITY_HEADERS,
-          'Content-Type': 'application/pdf',
-          'Content-Disposition': disposition('inline', pdf.tipoDte, pdf.folio, 'pdf'),
-          // The detail page shows it in an iframe: only this origin may frame it (the pages themselves: DENY). No other
-          // CSP directive, so the browser's PDF viewer is not blocked.
-          'Content-Security-Policy': "frame-ancestors 'self'",
-          'X-Frame-Options': 'SAMEORIGIN',
-        },
-      })
+      return fileResponse(pdf.bytes, 'pdf', fileNameOf(pdf.tipoDte, pdf.folio, 'pdf'), 'inline')
     })
     .get('/documentos/:id/xml', ({ request, params }) => {
       const xml = getDteXml(deps, { empresaId: empresaIdOf(request), id: pathId(params.id) })
-      return new Response(Buffer.from(xml.bytes), {
-        headers: {
-          ...SECURITY_HEADERS,
-          'Content-Type': 'application/xml; charset=ISO-8859-1',
-          'Content-Disposition': disposition('attachment', xml.tipoDte, xml.folio, 'xml'),
-        },
-      })
+      return fileResponse(xml.bytes, 'xml', fileNameOf(xml.tipoDte, xml.folio, 'xml'), 'attachment')
     })

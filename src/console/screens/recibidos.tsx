@@ -39,7 +39,7 @@ import {
 } from '../../services/recibidos'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatClp, formatDateTime, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, SECURITY_HEADERS, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/recibidos`
 const DAY_MS = 86_400_000
@@ -611,13 +611,6 @@ function accionFailure(err: TimbreError): Failure {
 
 // ------------------------------------------------------------------------------------------------- the files
 
-/** The PDF may be framed by the console's own detail page (its iframe preview), by nothing else. */
-const FRAMEABLE: Readonly<Record<string, string>> = {
-  ...SECURITY_HEADERS,
-  'Content-Security-Policy': "frame-ancestors 'self'",
-  'X-Frame-Options': 'SAMEORIGIN',
-}
-
 export const recibidoScreens = (deps: Deps) =>
   new Elysia({ normalize: false })
     .get('/recibidos', ({ request }) => renderList(deps, request, { notice: NOTICES[new URL(request.url).searchParams.get('aviso') ?? ''] ?? null }))
@@ -641,13 +634,7 @@ export const recibidoScreens = (deps: Deps) =>
     )
     .get('/recibidos/:id/xml', ({ request, params }) => {
       const xml = getRecibidoXml(deps, { empresaId: empresaIdOf(request), id: pathId(params.id) })
-      return new Response(Buffer.from(xml.bytes), {
-        headers: {
-          ...SECURITY_HEADERS,
-          'Content-Type': 'application/xml; charset=ISO-8859-1',
-          'Content-Disposition': `inline; filename="DTE-${xml.rutEmisor}-${xml.tipoDte}-F${xml.folio}.xml"`,
-        },
-      })
+      return fileResponse(xml.bytes, 'xml', `DTE-${xml.rutEmisor}-${xml.tipoDte}-F${xml.folio}.xml`, 'inline')
     })
     .get('/recibidos/:id/pdf', async ({ request, params }) => {
       const q = new URL(request.url).searchParams
@@ -656,9 +643,7 @@ export const recibidoScreens = (deps: Deps) =>
         id: pathId(params.id),
         query: { formato: q.get('formato') ?? undefined, cedible: q.get('cedible') ?? undefined },
       })
-      return new Response(Buffer.from(pdf.bytes), {
-        headers: { ...FRAMEABLE, 'Content-Type': 'application/pdf', 'Content-Disposition': `inline; filename="DTE-${pdf.tipoDte}-F${pdf.folio}.pdf"` },
-      })
+      return fileResponse(pdf.bytes, 'pdf', `DTE-${pdf.tipoDte}-F${pdf.folio}.pdf`, 'inline')
     })
     .post('/recibidos/:id/acciones', async ({ request, params }) => {
       requireWrite(request)
