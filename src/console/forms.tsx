@@ -179,6 +179,13 @@ export function SelectField(p: {
 /** Dates and amounts as people in Chile read them. */
 export const formatClp = (n: number) => `$${new Intl.NumberFormat('es-CL', { maximumFractionDigits: 0 }).format(n)}`
 export const formatNumber = (n: number) => new Intl.NumberFormat('es-CL', { maximumFractionDigits: 6 }).format(n)
+/** `2026-03-02` → `02-03-2026`, as dates are read in Chile; anything else as it came, a missing one as a dash. */
+export function formatFecha(date: string | null | undefined): string {
+  if (!date) return '—'
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date)
+  return m ? `${m[3]}-${m[2]}-${m[1]}` : date
+}
+
 export function formatDateTime(iso: string | null): string {
   if (iso === null) return '—'
   return new Intl.DateTimeFormat('es-CL', { dateStyle: 'short', timeStyle: 'short', timeZone: 'America/Santiago' }).format(new Date(iso))

@@ -21,7 +21,7 @@ import { getDtePdf } from '../../services/dte-pdf'
 import { getDte, getDteXml, listDtes, requestSubmission, type DteListQuery, type DteRecord, type HistorialSii, type IntercambioRecord } from '../../services/dtes'
 import { getEmpresa } from '../../services/empresas'
 import { empresaIdOf, requireWrite, sessionOf } from '../context'
-import { ErrorSummary, Field, failureOf, formatClp, formatDateTime, formatNumber, NO_ERRORS, SelectField, type Failure } from '../forms'
+import { ErrorSummary, Field, failureOf, formatClp, formatDateTime, formatFecha, formatNumber, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, fragmentResponse, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/documentos`
@@ -98,13 +98,6 @@ export function EstadoBadge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'aut
 // ------------------------------------------------------------------------------------------------ formatting
 
 const tipoNombre = (tipo: number) => (isTipoDte(tipo) ? TIPOS[tipo].nombre : `Tipo ${tipo}`)
-
-/** `2026-03-02` → `02-03-2026`, as dates are read in Chile; anything else as it came. */
-function formatFecha(date: string | null | undefined): string {
-  if (!date) return '—'
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date)
-  return m ? `${m[3]}-${m[2]}-${m[1]}` : date
-}
 
 function formatRut(rut: string): string {
   const parsed = parseRut(rut)

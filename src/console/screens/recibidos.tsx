@@ -38,7 +38,7 @@ import {
   type RecibidoRecord,
 } from '../../services/recibidos'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
-import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatClp, formatDateTime, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
+import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatClp, formatDateTime, formatFecha, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/recibidos`
@@ -90,7 +90,6 @@ const CHECK_LABEL: Readonly<Record<(typeof CHECK_NAMES)[number], string>> = {
 }
 
 const nombreTipo = (tipo: number) => (isTipoDte(tipo) ? TIPOS[tipo].nombre : `Tipo ${tipo}`)
-const formatDate = (ymd: string) => ymd.split('-').reverse().join('-')
 const montoOrDash = (n: number | null) => (n === null ? '—' : formatClp(n))
 
 // ------------------------------------------------------------------------------------------------- the 8 days
@@ -229,7 +228,7 @@ function RecibidosTable(props: { view: ListView; filters: Filters; now: Date; pa
                     {r.folio}
                   </a>
                 </td>
-                <td>{formatDate(r.fecha_emision)}</td>
+                <td>{formatFecha(r.fecha_emision)}</td>
                 <td class="num">{formatClp(r.monto_total)}</td>
                 <td>
                   <EstadoBadge estado={r.estado} />
@@ -329,7 +328,7 @@ function Facts(props: { r: RecibidoRecord; now: Date }) {
         <dt>Folio</dt>
         <dd>{r.folio}</dd>
         <dt>Fecha de emisión</dt>
-        <dd>{formatDate(r.fecha_emision)}</dd>
+        <dd>{formatFecha(r.fecha_emision)}</dd>
         <dt>Estado</dt>
         <dd>
           <EstadoBadge estado={r.estado} />
