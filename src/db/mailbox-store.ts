@@ -1,5 +1,5 @@
 // A company's exchange mailbox (DESIGN §13): one row per company, its passwords sealed by the caller (services/mailbox.ts).
-import { asc, eq } from 'drizzle-orm'
+import { and, asc, eq } from 'drizzle-orm'
 import type { Db } from './open'
 import { mailboxes, type MailboxRow } from './schema'
 
@@ -25,6 +25,8 @@ export function listMailboxEmpresaIds(db: Db): string[] {
 }
 
 /** A poll's outcome; false when the mailbox was removed meanwhile. */
-export function recordMailboxPoll(db: Db, empresaId: string, patch: { last_poll_at: string; last_error: string | null }): boolean {
-  return db.update(mailboxes).set(patch).where(eq(mailboxes.empresa_id, empresaId)).returning({ id: mailboxes.empresa_id }).all().length > 0
+/** False when the mailbox is gone, or when `readAt` is given and the settings changed since the poll read them. */
+export function recordMailboxPoll(db: Db, empresaId: string, patch: { last_poll_at: string; last_error: string | null }, readAt?: string): boolean {
+  const where = readAt === undefined ? eq(mailboxes.empresa_id, empresaId) : and(eq(mailboxes.empresa_id, empresaId), eq(mailboxes.updated_at, readAt))
+  return db.update(mailboxes).set(patch).where(where).returning({ id: mailboxes.empresa_id }).all().length > 0
 }

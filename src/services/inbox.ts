@@ -45,7 +45,7 @@ export async function pollMailbox(deps: InboxDeps, empresaId: string): Promise<n
     handled += await handleMessage(deps, empresaId, msg)
   })
   if (!outcome.ok) deps.log.warn('intercambio.poll_failed', { empresa_id: empresaId, error: outcome.error, handled: outcome.handled })
-  recordPoll(deps, { empresaId, error: outcome.ok ? null : outcome.error })
+  recordPoll(deps, { empresaId, error: outcome.ok ? null : outcome.error, settingsAt: settings.updatedAt })
   return handled
 }
 

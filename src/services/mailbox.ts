@@ -222,7 +222,7 @@ export function removeMailbox(deps: Pick<Deps, 'store' | 'clock'>, input: { empr
 export function mailboxSettings(
   deps: Pick<Deps, 'store' | 'vault'>,
   input: { empresaId: string },
-): { inboundEmail: string | null; imap: ImapSettings; smtp: SmtpSettings } | null {
+): { inboundEmail: string | null; imap: ImapSettings; smtp: SmtpSettings; updatedAt: string } | null {
   const { empresaId } = input
   const row = findMailbox(deps.store.db, empresaId)
   if (!row) return null
@@ -244,6 +244,7 @@ export function mailboxSettings(
       password: openSealedOrNull(deps, row.smtp_password_sealed, smtpPurpose(empresaId)),
       from: row.smtp_from,
     },
+    updatedAt: row.updated_at,
   }
 }
 
@@ -254,15 +255,17 @@ export function configuredMailboxes(deps: Pick<Deps, 'store'>): string[] {
 
 /**
  * A poll's outcome: `last_poll_at` now, `last_error` as given, the company's inbound_status 'activo' or 'error'. A
- * mailbox removed while it was being read stays removed ('sin_configurar'). The company's `updated_at` is left alone:
- * a poll every minute is not a change of its record.
+ * mailbox removed while it was being read stays removed ('sin_configurar'), and settings saved while it was being read
+ * (`settingsAt`: the `updated_at` the poll read) keep the status their own save or connection test gave them: a poll
+ * with the old password must not call the new one wrong, nor the old one right. The company's `updated_at` is left
+ * alone: a poll every minute is not a change of its record.
  */
-export function recordPoll(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; error: string | null }): void {
+export function recordPoll(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; error: string | null; settingsAt?: string }): void {
   const { empresaId, error } = input
   const at = isoTimestamp(deps.clock.now())
   deps.store.db.transaction(
     (tx) => {
-      if (recordMailboxPoll(tx, empresaId, { last_poll_at: at, last_error: error }))
+      if (recordMailboxPoll(tx, empresaId, { last_poll_at: at, last_error: error }, input.settingsAt))
         updateEmpresa(tx, empresaId, { inbound_status: error === null ? 'activo' : 'error' })
     },
     { behavior: 'immediate' },

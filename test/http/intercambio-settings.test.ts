@@ -211,6 +211,14 @@ describe('PUT then GET', () => {
     expect((await get()).json).toMatchObject({ inbound_status: 'activo', last_error: null })
     expect((await empresa()).json.inbound_status).toBe('activo')
   })
+
+  test('a poll that read settings since replaced records nothing: the new settings keep their own status', async () => {
+    const read = mailboxSettings(s.server.deps, { empresaId: a.empresa.id })!
+    recordPoll(s.server.deps, { empresaId: a.empresa.id, error: 'IMAP: autenticación fallida', settingsAt: read.updatedAt })
+    expect((await get()).json.last_error).toBe('IMAP: autenticación fallida')
+    recordPoll(s.server.deps, { empresaId: a.empresa.id, error: null, settingsAt: '2000-01-01T00:00:00.000Z' })
+    expect((await get()).json).toMatchObject({ inbound_status: 'error', last_error: 'IMAP: autenticación fallida' })
+  })
 })
 
 describe('test flag: both connections checked against the real mail hub', () => {
