@@ -11,6 +11,7 @@ import type { Logger } from './log'
 import type { Deps } from './services/deps'
 import { openVault } from './services/master-key'
 import { buildKeyring, type JwtKeyring } from './services/tokens'
+import { WorkerPool } from './workers/pool'
 
 export async function loadKeyring(dataDir: string, publicKeyPaths: readonly string[]): Promise<JwtKeyring> {
   const privateKey = loadOrCreateJwtPrivateKey(dataDir)
@@ -114,11 +115,14 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
     const sii = await connectSii(config, log, clock)
     const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
-    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, siiTiming, siiHealth: sii.health }
+    // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
+    const tasks = new WorkerPool({ size: config.workers ?? undefined, onWorkerLost: (event) => log.warn('worker.lost', event) })
+    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, siiTiming, siiHealth: sii.health, tasks }
     return {
       deps,
       simulatorUrl: sii.simulatorUrl,
       async close() {
+        await tasks.close()
         await sii.stop()
         store.close()
         lock.release()

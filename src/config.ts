@@ -25,6 +25,8 @@ export interface Config {
   readonly tlsCert: string | null
   readonly tlsKey: string | null
   readonly demo: boolean
+  /** Workers of the task pool (issue 17); null = one per core. */
+  readonly workers: number | null
 }
 
 export class ConfigError extends OperatorError {}
@@ -118,6 +120,16 @@ export const SETTINGS: Settings = {
     help: 'nivel de log (líneas JSON en stdout)',
   },
   rateLimit: { env: 'TIMBRE_RATE_LIMIT', flag: '--rate-limit', default: '100', parse: parseIntInRange(0, 1_000_000), help: 'solicitudes por segundo por credencial (0 = sin límite)' },
+  workers: {
+    env: 'TIMBRE_WORKERS',
+    flag: '--workers',
+    default: '0',
+    parse: (raw, name) => {
+      const n = parseIntInRange(0, 64)(raw, name)
+      return n === 0 ? null : n
+    },
+    help: 'hilos para firmar, armar sobres y PDFs (0 = uno por núcleo)',
+  },
   corsOrigins: { env: 'TIMBRE_CORS_ORIGINS', default: '', parse: list, help: 'orígenes CORS permitidos, separados por coma' },
   tlsCert: { env: 'TIMBRE_TLS_CERT', flag: '--tls-cert', default: '', parse: optional, help: 'certificado PEM para servir HTTPS' },
   tlsKey: { env: 'TIMBRE_TLS_KEY', flag: '--tls-key', default: '', parse: optional, help: 'llave PEM para servir HTTPS' },

@@ -1,5 +1,5 @@
-// CAFs and the folio ledger. Folios are taken by bumping next_folio inside the caller's write transaction, so a folio
-// is consumed exactly when the document that uses it is stored (DESIGN §11).
+// CAFs and their folio ranges. Folios are handed out by db/folio-reserver.ts and `next_folio` moves with each stored
+// document inside its transaction, so a folio is consumed exactly when the document that uses it is stored (DESIGN §11).
 import { and, asc, desc, eq, gte, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import type { Db } from './open'
 import { cafs, type CafRow } from './schema'
@@ -47,24 +47,6 @@ export function listCafs(
  * Takes the next folio of the oldest active CAF of the type: one UPDATE … RETURNING, atomic on its own and, inside the
  * issuing transaction, rolled back with it. Undefined when no CAF has a free, unexpired folio.
  */
-export function takeFolio(db: Db, empresaId: string, tipoDte: number, today: string): { caf: CafRow; folio: number } | undefined {
-  const oldest = db
-    .select({ id: cafs.id })
-    .from(cafs)
-    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), activeOn(today)))
-    .orderBy(asc(cafs.id))
-    .limit(1)
-    .get()
-  if (!oldest) return undefined
-  const caf = db
-    .update(cafs)
-    .set({ next_folio: sql`${cafs.next_folio} + 1` })
-    .where(eq(cafs.id, oldest.id))
-    .returning()
-    .get()
-  return { caf, folio: caf.next_folio - 1 }
-}
-
 /** Highest folio ever authorised for the type (0 when none): where a new range may start. */
 export function lastFolioHasta(db: Db, empresaId: string, tipoDte: number): number {
   const row = db

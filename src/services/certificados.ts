@@ -4,6 +4,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { isoTimestamp, santiagoDate } from '../clock'
 import { assertUsable, openPfx } from '../crypto/pfx'
 import type { Signer } from '../domain/signer'
+import { signerMaterial, type SignerMaterial } from '../workers/signing-keys'
 import { findActiveCertificado, findLatestCertificado, insertActiveCertificado } from '../db/certificado-store'
 import type { CertificadoRow } from '../db/schema'
 import { normalizeRut } from '../domain/rut'
@@ -75,14 +76,18 @@ export interface ActiveCertificado {
   readonly id: string
   readonly rutFirmante: string
   readonly signer: Signer
+  /** The same identity in the form a worker task takes (workers/signing-keys.ts). */
+  readonly material: SignerMaterial
 }
 
-const signers = new Map<string, Signer>()
+// Opened from the vault once per certificate and kept: the KeyObject for signing here, the DER for the workers.
+const opened = new Map<string, { signer: Signer; material: SignerMaterial }>()
 
-function signerOf(deps: Pick<Deps, 'vault'>, row: CertificadoRow): Signer {
-  const cached = signers.get(row.id)
+function openedOf(deps: Pick<Deps, 'vault'>, row: CertificadoRow): { signer: Signer; material: SignerMaterial } {
+  const cached = opened.get(row.id)
   if (cached) return cached
-  const privateKey: KeyObject = createPrivateKey({ key: deps.vault.open(row.private_key_sealed, `certificado:${row.id}`), format: 'der', type: 'pkcs8' })
+  const pkcs8 = deps.vault.open(row.private_key_sealed, `certificado:${row.id}`)
+  const privateKey: KeyObject = createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' })
   const jwk = privateKey.export({ format: 'jwk' })
   const signer: Signer = {
     privateKey,
@@ -90,8 +95,9 @@ function signerOf(deps: Pick<Deps, 'vault'>, row: CertificadoRow): Signer {
     modulusBase64: Buffer.from(String(jwk.n), 'base64url').toString('base64'),
     exponentBase64: Buffer.from(String(jwk.e), 'base64url').toString('base64'),
   }
-  signers.set(row.id, signer)
-  return signer
+  const entry = { signer, material: signerMaterial(row.id, signer, new Uint8Array(pkcs8)) }
+  opened.set(row.id, entry)
+  return entry
 }
 
 /**
@@ -103,5 +109,6 @@ export function openActiveCertificado(deps: Pick<Deps, 'store' | 'vault'>, input
   const row = findActiveCertificado(deps.store.db, input.empresaId)
   if (!row || new Date(row.not_after).getTime() <= now.getTime() || new Date(row.not_before).getTime() > now.getTime())
     throw new TimbreError('CERTIFICATE_REQUIRED')
-  return { id: row.id, rutFirmante: row.rut_firmante, signer: signerOf(deps, row) }
+  const { signer, material } = openedOf(deps, row)
+  return { id: row.id, rutFirmante: row.rut_firmante, signer, material }
 }

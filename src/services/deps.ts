@@ -7,6 +7,7 @@ import type { SiiTiming } from '../domain/estados'
 import type { SiiClient } from '../sii/client/client'
 import type { Logger } from '../log'
 import type { JwtKeyring } from './tokens'
+import type { TaskRunner } from '../workers/tasks'
 
 export interface Deps {
   readonly store: Store
@@ -22,4 +23,6 @@ export interface Deps {
   readonly siiTiming: SiiTiming
   /** When the SII last answered something other than a passing fault (GET /ready). */
   readonly siiHealth: { lastOkAt(): string | null }
+  /** CPU-bound tasks (signing, envelopes, PDFs, opening certificates and CAFs): the worker pool in `serve` (issue 17). */
+  readonly tasks: TaskRunner
 }

@@ -1,14 +1,17 @@
-// POST /dte (spec 4.1, 4.8; DESIGN §6, §11, §12): one synchronous SQLite transaction takes the folio, builds, stamps and
-// signs the document, stores it and its idempotency record. A crash at any instant rolls the whole of it back, so a
-// folio is consumed exactly when its signed document is durably stored, and a 201 is only sent after the commit.
-import { createHash, createPrivateKey, type KeyObject } from 'node:crypto'
+// POST /dte (spec 4.1, 4.8; DESIGN §6, §11, §12; issue 17). The main thread checks the request, reserves the folio
+// (db/folio-reserver.ts: serial, in memory), a worker builds, stamps and signs the document on another core, and the
+// signed document, its folio's use, its events and its idempotency record are committed together in a group commit
+// (db/group-commit.ts). The 201 is answered only after that COMMIT returned. A failed signature or commit gives the folio
+// back; a crash before the commit leaves nothing stored and nothing sent, and the restarted server reuses the folio.
+import { createHash } from 'node:crypto'
 import { isoTimestamp, santiagoDate, santiagoTimestamp } from '../clock'
-import { takeFolio } from '../db/caf-store'
+import { advanceNextFolio, folioReserverOf, type Reservation } from '../db/folio-reserver'
+import { groupCommitterOf } from '../db/group-commit'
 import { findDteReferencias, insertDte } from '../db/dte-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey } from '../db/idempotency-store'
 import type { Db } from '../db/open'
-import type { CafRow, EmpresaRow, IdempotencyRow } from '../db/schema'
+import type { CafRow, IdempotencyRow } from '../db/schema'
 import { canonicalJson } from '../domain/canonical-json'
 import { documentReferences, resolveFechaEmision, type EmitirDte } from '../domain/emision'
 import { checkEmision } from '../domain/emision-rules'
@@ -16,11 +19,8 @@ import { normalizeRut } from '../domain/rut'
 import { isNotaRef, notaKey, reglaImpuesto, type DocumentoRef, type NotasEmitidas } from '../domain/tipos'
 import { computeTotals } from '../domain/totals'
 import { TimbreError, type FieldError } from '../errors'
-import { readCafElement, type Caf } from '../xml/caf'
-import { buildDteXml, montoTotalMoneda, tedDataFor } from '../xml/dte-xml'
-import { parseXml, toLatin1Bytes } from '../xml/latin1'
-import { signDte } from '../xml/signature'
-import { buildTed } from '../xml/ted'
+import { montoTotalMoneda, type EmpresaEmisora } from '../xml/dte-xml'
+import type { CafMaterial } from '../workers/signing-keys'
 import { openActiveCertificado } from './certificados'
 import { checkCafStock, emitDteCreated } from './events'
 import type { Deps } from './deps'
@@ -64,26 +64,19 @@ function isExpired(row: IdempotencyRow, now: Date): boolean {
   return Date.parse(row.created_at) + IDEMPOTENCY_RETENTION_MS <= now.getTime()
 }
 
-// The CAF's folio key, opened once per CAF and kept as a KeyObject (a PEM re-parse per signature costs, docs/stack-notes.md).
-const cafKeys = new Map<string, Caf>()
+// The CAF's folio key, opened from the vault once per CAF and kept as the DER a signing task carries to its worker.
+const cafMaterials = new Map<string, CafMaterial>()
 
-function cafForStamping(deps: Pick<Deps, 'vault'>, row: CafRow): Caf {
-  const cached = cafKeys.get(row.id)
+function cafMaterialOf(deps: Pick<Deps, 'vault'>, row: CafRow): CafMaterial {
+  const cached = cafMaterials.get(row.id)
   if (cached) return cached
-  const privateKey: KeyObject = createPrivateKey({ key: deps.vault.open(row.private_key_sealed, `caf:${row.id}`), format: 'der', type: 'pkcs8' })
-  const caf: Caf = { ...readCafElement(parseXml(row.caf_xml).documentElement as unknown as Element), privateKey, rsaPubk: null }
-  cafKeys.set(row.id, caf)
-  return caf
+  const material: CafMaterial = { id: row.id, cafXml: row.caf_xml, pkcs8: new Uint8Array(deps.vault.open(row.private_key_sealed, `caf:${row.id}`)) }
+  cafMaterials.set(row.id, material)
+  return material
 }
 
-function stampAndSign(deps: Pick<Deps, 'vault'>, input: { empresa: EmpresaRow; folio: number; caf: CafRow; request: EmitirDte; now: Date; signer: Parameters<typeof signDte>[1] }) {
-  const today = santiagoDate(input.now)
-  const timestamp = santiagoTimestamp(input.now)
-  const dteInput = { empresa: input.empresa, folio: input.folio, request: input.request, today }
-  const ted = buildTed({ ...tedDataFor(dteInput), timestamp }, cafForStamping(deps, input.caf))
-  const xml = buildDteXml({ ...dteInput, ted, tmstFirma: timestamp })
-  return toLatin1Bytes(signDte(xml, input.signer))
-}
+/** Requests of this process still between their idempotency check and their commit (spec 4.8 item 4: 409). */
+const inFlight = new Set<string>()
 
 // ------------------------------------------------------------------------------------------------ notes over notes
 
@@ -145,72 +138,106 @@ export interface IssueInput {
   readonly request: EmitirDte
 }
 
-export function issueDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config'>, input: IssueInput): StoredAnswer {
+export type IssueDeps = Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config' | 'tasks'>
+
+export async function issueDte(deps: IssueDeps, input: IssueInput): Promise<StoredAnswer> {
   const now = deps.clock.now()
+  const today = santiagoDate(now)
   const hash = requestHash(input.body)
-  checkRetencionesSobreNotas(deps.store.db, input.empresaId, input.request, santiagoDate(now))
+  checkRetencionesSobreNotas(deps.store.db, input.empresaId, input.request, today)
   const certificado = openActiveCertificado(deps, { empresaId: input.empresaId, now })
   const empresa = findEmpresaById(deps.store.db, input.empresaId)
   if (!empresa) throw new Error(`empresa ${input.empresaId} of a valid credential is missing`)
+  const flight = `${input.empresaId}\u0000${input.idempotencyKey}`
+  if (inFlight.has(flight)) throw new TimbreError('IDEMPOTENCY_IN_PROGRESS', { context: { idempotency_key: input.idempotencyKey } })
+  const earlier = findIdempotencyKey(deps.store.db, input.empresaId, input.idempotencyKey)
+  if (earlier && !isExpired(earlier, now)) return replayOf(earlier, hash)
+  const reservation = folioReserverOf(deps.store.db).reserve(deps.store.db, input.empresaId, input.request.tipo_dte, today)
+  if (!reservation) throw new TimbreError('NO_FOLIOS_AVAILABLE', { context: { tipo_dte: input.request.tipo_dte } })
+  inFlight.add(flight)
+  let stored = false
+  try {
+    const xml = await deps.tasks.run('sign-dte', {
+      empresa: emisorOf(empresa),
+      folio: reservation.folio,
+      request: input.request,
+      today,
+      timestamp: santiagoTimestamp(now),
+      caf: cafMaterialOf(deps, reservation.caf),
+      signer: certificado.material,
+    })
+    const answer = await groupCommitterOf(deps.store.db).submit((tx) => storeIssued(deps, tx, { ...input, hash, now, reservation, xml }))
+    stored = true
+    return answer
+  } finally {
+    folioReserverOf(deps.store.db).settle(reservation, stored)
+    inFlight.delete(flight)
+  }
+}
+
+/** The issuer as the DTE writes it: only these fields cross to the worker. */
+function emisorOf(empresa: EmpresaEmisora): EmpresaEmisora {
+  const { rut, razon_social, giro, acteco, direccion, comuna, ciudad } = empresa
+  return { rut, razon_social, giro, acteco, direccion, comuna, ciudad }
+}
+
+/** One issuance's writes, inside its group's transaction (its own savepoint): everything a 201 promises is stored. */
+function storeIssued(
+  deps: Pick<Deps, 'log' | 'config'>,
+  tx: Db,
+  input: IssueInput & { hash: string; now: Date; reservation: Reservation; xml: Uint8Array },
+): StoredAnswer {
+  const { now, reservation } = input
+  const at = isoTimestamp(now)
+  // A key whose 24 h passed is free again even if housekeeping has not pruned it yet.
+  const earlier = findIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
+  if (earlier && isExpired(earlier, now)) deleteIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
   const totales = computeTotals(input.request)
   // An export's currency and its MntTotal as the XML writes it: the record shows them and the status query sends them.
   const enMoneda = montoTotalMoneda(input.request, totales)
-  const at = isoTimestamp(now)
-  // Synchronous from BEGIN to COMMIT (bun:sqlite): no other request of this process runs in between (docs/stack-notes.md).
-  return deps.store.db.transaction(
-    (tx) => {
-      const earlier = findIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
-      if (earlier && !isExpired(earlier, now)) return replayOf(earlier, hash)
-      // Past its 24 h the key is free again even if housekeeping has not pruned it yet.
-      if (earlier) deleteIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
-      const taken = takeFolio(tx, input.empresaId, input.request.tipo_dte, santiagoDate(now))
-      if (!taken) throw new TimbreError('NO_FOLIOS_AVAILABLE', { context: { tipo_dte: input.request.tipo_dte } })
-      const xml = stampAndSign(deps, { empresa, folio: taken.folio, caf: taken.caf, request: input.request, now, signer: certificado.signer })
-      const dte = insertDte(tx, {
-        id: Bun.randomUUIDv7(),
-        empresa_id: input.empresaId,
-        tipo_dte: input.request.tipo_dte,
-        folio: taken.folio,
-        caf_id: taken.caf.id,
-        estado: 'firmado',
-        rut_receptor: normalizeRut(input.request.receptor.rut) ?? input.request.receptor.rut,
-        razon_social_receptor: input.request.receptor.razon_social,
-        fecha_emision: resolveFechaEmision(input.request, santiagoDate(now)),
-        monto_neto: totales.monto_neto,
-        monto_exento: totales.monto_exento,
-        tasa_iva: totales.tasa_iva,
-        iva: totales.iva,
-        monto_total: totales.monto_total,
-        moneda: enMoneda?.moneda ?? null,
-        monto_total_moneda: enMoneda?.monto ?? null,
-        detalle: [...input.request.detalle],
-        referencias: [...(input.request.referencias ?? [])],
-        request: input.request as unknown as Record<string, unknown>,
-        xml: Buffer.from(xml),
-        auto_send: input.request.auto_send ?? true,
-        metadata: (input.request.metadata ?? {}) as Record<string, unknown>,
-        next_attempt_at: (input.request.auto_send ?? true) ? at : null,
-        created_at: at,
-        updated_at: at,
-      })
-      emitDteCreated(tx, dte, now)
-      checkCafStock(tx, { empresaId: input.empresaId, tipoDte: dte.tipo_dte, threshold: deps.config.cafLowStock, cafId: taken.caf.id, now })
-      const body: IssuanceResponse = { id: dte.id, folio: dte.folio, tipo_dte: dte.tipo_dte, estado: 'firmado', monto_total: dte.monto_total, created_at: dte.created_at }
-      const location = `/api/v1/billing/dte/${dte.id}`
-      insertIdempotencyKey(tx, {
-        empresa_id: input.empresaId,
-        key: input.idempotencyKey,
-        request_hash: hash,
-        response_status: 201,
-        response_body: JSON.stringify(body),
-        location,
-        created_at: at,
-      })
-      deps.log.info('dte.issued', { empresa_id: input.empresaId, dte_id: dte.id, tipo_dte: dte.tipo_dte, folio: dte.folio })
-      return { status: 201, body, location, isReplay: false }
-    },
-    { behavior: 'immediate' },
-  )
+  advanceNextFolio(tx, reservation.caf.id, reservation.folio)
+  const dte = insertDte(tx, {
+    id: Bun.randomUUIDv7(),
+    empresa_id: input.empresaId,
+    tipo_dte: input.request.tipo_dte,
+    folio: reservation.folio,
+    caf_id: reservation.caf.id,
+    estado: 'firmado',
+    rut_receptor: normalizeRut(input.request.receptor.rut) ?? input.request.receptor.rut,
+    razon_social_receptor: input.request.receptor.razon_social,
+    fecha_emision: resolveFechaEmision(input.request, santiagoDate(now)),
+    monto_neto: totales.monto_neto,
+    monto_exento: totales.monto_exento,
+    tasa_iva: totales.tasa_iva,
+    iva: totales.iva,
+    monto_total: totales.monto_total,
+    moneda: enMoneda?.moneda ?? null,
+    monto_total_moneda: enMoneda?.monto ?? null,
+    detalle: [...input.request.detalle],
+    referencias: [...(input.request.referencias ?? [])],
+    request: input.request as unknown as Record<string, unknown>,
+    xml: Buffer.from(input.xml),
+    auto_send: input.request.auto_send ?? true,
+    metadata: (input.request.metadata ?? {}) as Record<string, unknown>,
+    next_attempt_at: (input.request.auto_send ?? true) ? at : null,
+    created_at: at,
+    updated_at: at,
+  })
+  emitDteCreated(tx, dte, now)
+  checkCafStock(tx, { empresaId: input.empresaId, tipoDte: dte.tipo_dte, threshold: deps.config.cafLowStock, cafId: reservation.caf.id, now })
+  const body: IssuanceResponse = { id: dte.id, folio: dte.folio, tipo_dte: dte.tipo_dte, estado: 'firmado', monto_total: dte.monto_total, created_at: dte.created_at }
+  const location = `/api/v1/billing/dte/${dte.id}`
+  insertIdempotencyKey(tx, {
+    empresa_id: input.empresaId,
+    key: input.idempotencyKey,
+    request_hash: input.hash,
+    response_status: 201,
+    response_body: JSON.stringify(body),
+    location,
+    created_at: at,
+  })
+  deps.log.info('dte.issued', { empresa_id: input.empresaId, dte_id: dte.id, tipo_dte: dte.tipo_dte, folio: dte.folio })
+  return { status: 201, body, location, isReplay: false }
 }
 
 /** A request body checked for shape and rules: the typed request, or every failing field (DESIGN §5). */
@@ -229,7 +256,7 @@ export interface EmitInput {
  * `POST /dte` as a whole (spec 4.1, 4.8): a stored answer for this key is replayed first (a replay answers even where the
  * body would no longer pass: the certificate expired, say), then the body is checked, then issued.
  */
-export function emitDte(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config'>, input: EmitInput): StoredAnswer {
+export async function emitDte(deps: IssueDeps, input: EmitInput): Promise<StoredAnswer> {
   const replay = findIdempotentAnswer(deps, input)
   if (replay !== null) return replay
   const checked = input.check(input.body, santiagoDate(deps.clock.now()))

@@ -209,5 +209,5 @@ describe('concurrency', () => {
     expect(answers.every((a) => a.status === 201)).toBe(true)
     const folios = answers.map((a) => a.json.folio as number).sort((x, y) => x - y)
     expect(folios).toEqual(Array.from({ length: 64 }, (_, i) => i + 1))
-  })
+  }, 30_000)
 })

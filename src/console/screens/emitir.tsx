@@ -608,7 +608,7 @@ export const emitirScreens = (deps: Deps) => {
       // Computes only: no folio is taken, nothing is stored.
       return fragmentResponse(<TotalesView totales={totalsOf(deps, bodyFrom(formOf(request)))} />)
     })
-    .post('/documentos/nuevo', ({ request }) => {
+    .post('/documentos/nuevo', async ({ request }) => {
       requireWrite(request)
       const empresaId = empresaIdOf(request)
       const form = formOf(request)
@@ -632,7 +632,7 @@ export const emitirScreens = (deps: Deps) => {
         // The same call as POST /dte (routes/dte.ts): a key already answered replays that answer, so a reload or a
         // second click lands on the document the first one issued. A refused body stores nothing under the key, so the
         // corrected form goes out again with the same one.
-        const answer = emitDte(deps, { empresaId, idempotencyKey, body: bodyFrom(form), check: validateEmision })
+        const answer = await emitDte(deps, { empresaId, idempotencyKey, body: bodyFrom(form), check: validateEmision })
         const { id } = answer.body as { id: string }
         return redirect(`${CONSOLE_PREFIX}/documentos/${id}?aviso=emitido`)
       } catch (err) {

@@ -28,8 +28,8 @@ export const dteRoutes = (deps: Deps) =>
     )
     .post(
       '',
-      ({ request, body, set }) => {
-        const answer = emitDte(deps, { empresaId: credentialOf(request).empresaId, idempotencyKey: idempotencyKeyOf(request), body, check: validateEmision })
+      async ({ request, body, set }) => {
+        const answer = await emitDte(deps, { empresaId: credentialOf(request).empresaId, idempotencyKey: idempotencyKeyOf(request), body, check: validateEmision })
         set.status = answer.status
         if (answer.location) set.headers['location'] = answer.location
         if (answer.isReplay) set.headers['x-idempotency-replay'] = 'true'

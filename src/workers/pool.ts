@@ -1,0 +1,169 @@
+// The worker pool (issue 17): Bun Workers that run tasks.ts off the event loop, so the HTTP thread keeps answering while
+// DTEs are signed, envelopes built, PDFs drawn and certificates opened on the other cores. One task at a time per
+// worker (a killed worker takes no innocent task with it), FIFO within two lanes: issuance's signatures, short and
+// waited on by a client holding a folio, and everything else; the lanes take turns so neither starves the other.
+// A task past its time limit gets its worker terminated and replaced, and its caller a 503 saying which task and why.
+import { availableParallelism } from 'node:os'
+import { TimbreError } from '../errors'
+import type { TaskReply, TaskRequest } from './task-worker'
+import { TASKS, type TaskInput, type TaskKind, type TaskOutput, type TaskRunner } from './tasks'
+
+export interface PoolOptions {
+  /** Workers (default: the machine's cores, at least 1, at most 8). */
+  readonly size?: number
+  /** Time limits by task, replacing TASKS' (tests shorten them). */
+  readonly limitsMs?: Partial<Record<TaskKind, number>>
+  /** Told when a worker is killed or dies, for the log. */
+  readonly onWorkerLost?: (event: { reason: 'timeout' | 'crash'; kind: TaskKind; message: string }) => void
+}
+
+interface Pending {
+  readonly kind: TaskKind
+  readonly input: unknown
+  readonly resolve: (output: unknown) => void
+  readonly reject: (err: unknown) => void
+}
+
+interface Slot {
+  worker: Worker
+  task: (Pending & { id: number; timer: ReturnType<typeof setTimeout> }) | null
+}
+
+/**
+ * In dist/timbre the worker is an extra entry point of the build, found under the embedded file system's root (the
+ * folder the entries share, src/); from source it is the file beside this one.
+ */
+function workerEntry(): string | URL {
+  return import.meta.url.includes('$bunfs') ? './workers/task-worker.ts' : new URL('./task-worker.ts', import.meta.url)
+}
+
+export function defaultPoolSize(): number {
+  return Math.max(1, Math.min(8, availableParallelism()))
+}
+
+export class WorkerPool implements TaskRunner {
+  private readonly slots: Slot[] = []
+  private readonly lanes: [Pending[], Pending[]] = [[], []]
+  private turn = 0
+  private nextId = 1
+  private closed = false
+
+  constructor(private readonly options: PoolOptions = {}) {
+    const size = options.size ?? defaultPoolSize()
+    for (let i = 0; i < size; i++) {
+      const slot: Slot = { worker: null as unknown as Worker, task: null }
+      this.startWorker(slot)
+      this.slots.push(slot)
+    }
+  }
+
+  run<K extends TaskKind>(kind: K, input: TaskInput<K>): Promise<TaskOutput<K>> {
+    if (this.closed) return Promise.reject(new TimbreError('SERVICE_UNAVAILABLE'))
+    return new Promise<TaskOutput<K>>((resolve, reject) => {
+      this.lanes[kind === 'sign-dte' ? 0 : 1].push({ kind, input, resolve: resolve as (o: unknown) => void, reject })
+      this.dispatch()
+    })
+  }
+
+  /** Tasks waiting for a worker plus tasks running (for /health-style reporting and tests). */
+  get backlog(): number {
+    return this.lanes[0].length + this.lanes[1].length + this.slots.filter((s) => s.task !== null).length
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const pending of this.lanes.flatMap((lane) => lane.splice(0))) pending.reject(new TimbreError('SERVICE_UNAVAILABLE'))
+    for (const slot of this.slots) {
+      if (slot.task) {
+        clearTimeout(slot.task.timer)
+        slot.task.reject(new TimbreError('SERVICE_UNAVAILABLE'))
+        slot.task = null
+      }
+      slot.worker.terminate()
+    }
+  }
+
+  private startWorker(slot: Slot): void {
+    const worker = new Worker(workerEntry())
+    worker.onmessage = (event: MessageEvent<TaskReply>) => {
+      if (slot.worker === worker) this.settle(slot, event.data)
+    }
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault()
+      if (slot.worker === worker) this.replace(slot, 'crash', event.message)
+    }
+    // Not unref'd: Bun delivers an unref'd worker's messages late (measured: 2–4× the latency per task); the pool's
+    // owner closes it on shutdown instead.
+    slot.worker = worker
+  }
+
+  private take(): Pending | undefined {
+    for (let i = 0; i < 2; i++) {
+      const lane = this.lanes[(this.turn + i) % 2]!
+      if (lane.length > 0) {
+        this.turn = (this.turn + i + 1) % 2
+        return lane.shift()
+      }
+    }
+    return undefined
+  }
+
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (slot.task !== null) continue
+      const pending = this.take()
+      if (pending === undefined) return
+      const id = this.nextId++
+      const limitMs = this.options.limitsMs?.[pending.kind] ?? TASKS[pending.kind].limitMs
+      const timer = setTimeout(() => this.expire(slot, id, limitMs), limitMs)
+      slot.task = { ...pending, id, timer }
+      slot.worker.postMessage({ id, kind: pending.kind, input: pending.input } satisfies TaskRequest)
+    }
+  }
+
+  private settle(slot: Slot, reply: TaskReply): void {
+    const task = slot.task
+    if (task === null || task.id !== reply.id) return
+    clearTimeout(task.timer)
+    slot.task = null
+    if (reply.ok) task.resolve(reply.output)
+    else task.reject(reply.timbre ? new TimbreError(reply.timbre.code, reply.timbre.extra) : new Error(`task ${task.kind}: ${reply.message}`))
+    this.dispatch()
+  }
+
+  private expire(slot: Slot, id: number, limitMs: number): void {
+    const task = slot.task
+    if (task === null || task.id !== id) return
+    const seconds = limitMs / 1000
+    this.replace(slot, 'timeout', `excedió su tiempo límite de ${seconds} s`)
+  }
+
+  /** Kills the slot's worker, fails its task (never retried: it may be what kills workers) and starts a fresh one. */
+  private replace(slot: Slot, reason: 'timeout' | 'crash', message: string): void {
+    const task = slot.task
+    slot.task = null
+    slot.worker.terminate()
+    if (task) {
+      clearTimeout(task.timer)
+      this.options.onWorkerLost?.({ reason, kind: task.kind, message })
+      task.reject(
+        new TimbreError('SERVICE_UNAVAILABLE', {
+          message: `La tarea ${TASK_NAMES[task.kind]} ${reason === 'timeout' ? message : 'terminó inesperadamente'} y fue detenida; no se guardó nada. Reintente.`,
+          context: { tarea: task.kind, motivo: reason === 'timeout' ? 'tiempo_limite' : 'falla_del_proceso' },
+        }),
+      )
+    }
+    if (this.closed) return
+    this.startWorker(slot)
+    this.dispatch()
+  }
+}
+
+/** What a task is called in the messages integrators read (Spanish, DESIGN §5). */
+const TASK_NAMES: Readonly<Record<TaskKind, string>> = {
+  'sign-dte': 'de firma del DTE',
+  'build-envelope': 'de armado y firma del sobre',
+  'render-pdf': 'de generación del PDF',
+  'open-pfx': 'de apertura del certificado',
+  'read-caf': 'de lectura del CAF',
+}

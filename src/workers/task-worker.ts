@@ -1,0 +1,29 @@
+// The worker entry point (a second entry of dist/timbre, scripts/build.ts): runs one task per message and answers with
+// its output or its error. A TimbreError crosses as its code, message, details and context, so the caller rethrows the
+// same error the inline path would; any other error crosses as a message only (a bug, answered 500 by the door).
+import { TimbreError } from '../errors'
+import { TASKS, type TaskKind } from './tasks'
+
+declare const self: Worker
+
+export interface TaskRequest {
+  readonly id: number
+  readonly kind: TaskKind
+  readonly input: unknown
+}
+
+export type TaskReply =
+  | { readonly id: number; readonly ok: true; readonly output: unknown }
+  | { readonly id: number; readonly ok: false; readonly timbre: { code: TimbreError['code']; extra: TimbreError['extra'] } | null; readonly message: string }
+
+self.onmessage = async (event: MessageEvent<TaskRequest>) => {
+  const { id, kind, input } = event.data
+  try {
+    const output = await (TASKS[kind].run as (i: unknown) => unknown)(input)
+    const transfer = output instanceof Uint8Array && output.byteOffset === 0 && output.byteLength === output.buffer.byteLength ? [output.buffer as ArrayBuffer] : []
+    self.postMessage({ id, ok: true, output } satisfies TaskReply, transfer)
+  } catch (err) {
+    const timbre = err instanceof TimbreError ? { code: err.code, extra: err.extra } : null
+    self.postMessage({ id, ok: false, timbre, message: err instanceof Error ? err.message : String(err) } satisfies TaskReply)
+  }
+}
