@@ -5,6 +5,7 @@ import { loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './cry
 import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
+import { groupCommitterOf } from './db/group-commit'
 import { ensureDataDir, openDatabase, type Store } from './db/open'
 import { lockDataDir } from './db/serve-lock'
 import type { Logger } from './log'
@@ -118,6 +119,11 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
     const tasks = new WorkerPool({ size: config.workers ?? undefined, onWorkerLost: (event) => log.warn('worker.lost', event) })
     const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, siiTiming, siiHealth: sii.health, tasks }
+    if (config.faultGroupCommit) {
+      const { phase, minGroup } = config.faultGroupCommit
+      log.warn('fault.armed', { fault: 'group_commit', phase, min_group: minGroup })
+      groupCommitterOf(store.db).fault = { phase, minGroup, act: () => process.kill(process.pid, 'SIGKILL') }
+    }
     return {
       deps,
       simulatorUrl: sii.simulatorUrl,

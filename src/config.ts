@@ -27,6 +27,16 @@ export interface Config {
   readonly demo: boolean
   /** Workers of the task pool (issue 17); null = one per core. */
   readonly workers: number | null
+  /**
+   * Fault injection for the crash tests only (TIMBRE_FAULT_GROUP_COMMIT=before:N or after:N): the process kills itself
+   * with SIGKILL when a group of at least N issuances is about to commit, or has just committed and is not answered yet.
+   */
+  readonly faultGroupCommit: GroupCommitFault | null
+}
+
+export interface GroupCommitFault {
+  readonly phase: 'before' | 'after'
+  readonly minGroup: number
 }
 
 export class ConfigError extends OperatorError {}
@@ -129,6 +139,17 @@ export const SETTINGS: Settings = {
       return n === 0 ? null : n
     },
     help: 'hilos para firmar, armar sobres y PDFs (0 = uno por núcleo)',
+  },
+  faultGroupCommit: {
+    env: 'TIMBRE_FAULT_GROUP_COMMIT',
+    default: '',
+    parse: (raw, name) => {
+      if (raw === '') return null
+      const m = /^(before|after):(\d+)$/.exec(raw)
+      if (!m) fail(name, `se espera before:N o after:N (solo para pruebas de caídas), se recibió "${raw}"`)
+      return { phase: m[1] as 'before' | 'after', minGroup: Number(m[2]) }
+    },
+    help: 'solo pruebas: el proceso se mata con SIGKILL en un commit agrupado (before:N | after:N)',
   },
   corsOrigins: { env: 'TIMBRE_CORS_ORIGINS', default: '', parse: list, help: 'orígenes CORS permitidos, separados por coma' },
   tlsCert: { env: 'TIMBRE_TLS_CERT', flag: '--tls-cert', default: '', parse: optional, help: 'certificado PEM para servir HTTPS' },

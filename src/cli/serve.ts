@@ -52,8 +52,8 @@ const DEMO_INVOICE = {
   detalle: [{ nombre: 'Taladro percutor 750W', cantidad: 1, precio: 45990 }, { nombre: 'Brocas para concreto (set 5)', cantidad: 2, precio: 6990 }],
 }
 
-function printDemo(deps: Deps, baseUrl: string): void {
-  const outcome = ensureDemo(deps)
+async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
+  const outcome = await ensureDemo(deps)
   if (outcome.kind === 'skipped') {
     deps.log.warn('demo.skipped', { reason: outcome.reason })
     return
@@ -126,7 +126,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
   const loopback = ['127.0.0.1', 'localhost', '::1'].includes(config.host)
   if (!loopback && config.tlsCert === null)
     log.warn('server.plain_http_beyond_loopback', { message: 'escuchando más allá de loopback sin TLS: use --tls-cert/--tls-key o un proxy HTTPS' })
-  if (config.demo) printDemo(deps, http.url)
+  if (config.demo) await printDemo(deps, http.url)
   let stopping: Promise<void> | null = null
   return {
     url: http.url,

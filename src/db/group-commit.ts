@@ -14,7 +14,15 @@ interface Queued {
 /** Most writes in one transaction: bounds how long one commit holds the thread. */
 export const MAX_GROUP = 256
 
+/** Crash tests only (config faultGroupCommit): `act` runs at that point of a group of at least `minGroup` writes. */
+export interface CommitFault {
+  readonly phase: 'before' | 'after'
+  readonly minGroup: number
+  readonly act: () => void
+}
+
 export class GroupCommitter {
+  fault: CommitFault | null = null
   private queue: Queued[] = []
   private scheduled = false
   /** Sizes of the last groups, for the benchmark and tests (how often a group held more than one write). */
@@ -52,6 +60,7 @@ export class GroupCommitter {
               outcomes.push({ ok: false, err })
             }
           }
+          if (this.fault?.phase === 'before' && group.length >= this.fault.minGroup) this.fault.act()
         },
         { behavior: 'immediate' },
       )
@@ -60,6 +69,7 @@ export class GroupCommitter {
       for (const item of group) item.reject(err)
       return
     }
+    if (this.fault?.phase === 'after' && group.length >= this.fault.minGroup) this.fault.act()
     this.stats.groups++
     this.stats.writes += group.length
     this.stats.largest = Math.max(this.stats.largest, group.length)

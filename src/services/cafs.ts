@@ -8,8 +8,7 @@ import type { CafRow } from '../db/schema'
 import { isTipoDte } from '../domain/emision'
 import { cafVenceEl, foliosDisponibles, isCafActive } from '../domain/folios'
 import { TimbreError } from '../errors'
-import { authorityKeys, IDK_AMBIENTE } from '../xml/authority-keys'
-import { parseCaf, verifyCaf } from '../xml/caf'
+import { IDK_AMBIENTE } from '../xml/authority-keys'
 import type { Deps } from './deps'
 
 /** Spec 2.12. */
@@ -48,13 +47,13 @@ function acceptsSimulatedCafs(deps: Pick<Deps, 'config'>, isDemo: boolean): bool
   return deps.config.sii.kind !== 'sii' || isDemo
 }
 
-export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>, input: { empresaId: string; tipo_dte: number; caf_xml: string }): CafRecord {
+export async function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock' | 'tasks'>, input: { empresaId: string; tipo_dte: number; caf_xml: string }): Promise<CafRecord> {
   const { empresaId } = input
-  const now = deps.clock.now()
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of a valid credential is missing`)
-  const caf = parseCaf(input.caf_xml)
-  verifyCaf(caf, authorityKeys({ allowSimulator: acceptsSimulatedCafs(deps, empresa.is_demo) }))
+  // Parsed and verified (FRMA, RSASK ↔ RSAPK) in a worker: a large CAF file is not parsed on the event loop (issue 17).
+  const caf = await deps.tasks.run('read-caf', { cafXml: input.caf_xml, allowSimulator: acceptsSimulatedCafs(deps, empresa.is_demo) })
+  const now = deps.clock.now()
   if (caf.rutEmisor !== empresa.rut) throw invalidCaf(`El CAF es del RUT ${caf.rutEmisor}; la empresa es ${empresa.rut}.`)
   if (caf.tipoDte !== input.tipo_dte) throw invalidCaf(`El CAF es de tipo ${caf.tipoDte}, no de tipo ${input.tipo_dte}.`)
   const ambiente = IDK_AMBIENTE[caf.idk]
@@ -63,7 +62,7 @@ export function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clo
   if (venceEl !== null && santiagoDate(now) > venceEl)
     throw invalidCaf(`El CAF venció el ${venceEl}: los folios de tipo ${caf.tipoDte} sirven 180 días desde su autorización (${caf.fechaAutorizacion}).`)
   const id = Bun.randomUUIDv7()
-  const sealedKey = Buffer.from(deps.vault.seal(caf.privateKey.export({ type: 'pkcs8', format: 'der' }), `caf:${id}`))
+  const sealedKey = Buffer.from(deps.vault.seal(caf.pkcs8, `caf:${id}`))
   const row = deps.store.db.transaction(
     (tx) => {
       const overlap = findOverlappingCaf(tx, empresaId, caf.tipoDte, caf.folioDesde, caf.folioHasta)

@@ -2,7 +2,7 @@
 // opened on demand for signing and cached in memory as a KeyObject.
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { isoTimestamp, santiagoDate } from '../clock'
-import { assertUsable, openPfx } from '../crypto/pfx'
+import { assertUsable } from '../crypto/pfx'
 import type { Signer } from '../domain/signer'
 import { signerMaterial, type SignerMaterial } from '../workers/signing-keys'
 import { findActiveCertificado, findLatestCertificado, insertActiveCertificado } from '../db/certificado-store'
@@ -36,15 +36,16 @@ export function toCertificadoStatus(row: CertificadoRow, now: Date): Certificado
   }
 }
 
-export function uploadCertificado(deps: Pick<Deps, 'store' | 'vault' | 'clock'>, input: { empresaId: string; pfx: Uint8Array; password: string }): CertificadoStatus {
+export async function uploadCertificado(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'tasks'>, input: { empresaId: string; pfx: Uint8Array; password: string }): Promise<CertificadoStatus> {
   const { empresaId } = input
+  // Opened in a worker: node-forge's key derivation takes seconds for files exported with many iterations (issue 17).
+  const cert = await deps.tasks.run('open-pfx', { pfx: input.pfx, password: input.password })
   const now = deps.clock.now()
-  const cert = openPfx(input.pfx, input.password)
   assertUsable(cert, now)
   const rut = normalizeRut(cert.rutFirmante)
   if (!rut) throw new TimbreError('INVALID_CERTIFICATE', { message: `El RUT del titular del certificado (${cert.rutFirmante}) no es válido.` })
   const id = Bun.randomUUIDv7()
-  const pkcs8 = cert.signer.privateKey.export({ type: 'pkcs8', format: 'der' })
+  const pkcs8 = cert.pkcs8
   const row = deps.store.db.transaction(
     (tx) =>
       insertActiveCertificado(tx, {
@@ -55,7 +56,7 @@ export function uploadCertificado(deps: Pick<Deps, 'store' | 'vault' | 'clock'>,
         serial_number: cert.serialNumber,
         not_before: isoTimestamp(cert.notBefore),
         not_after: isoTimestamp(cert.notAfter),
-        certificate_der: Buffer.from(cert.signer.certificateDerBase64, 'base64'),
+        certificate_der: Buffer.from(cert.certificateDerBase64, 'base64'),
         private_key_sealed: Buffer.from(deps.vault.seal(pkcs8, `certificado:${id}`)),
         is_active: true,
         uploaded_at: isoTimestamp(now),

@@ -57,10 +57,10 @@ function storedDemoKey(deps: Pick<Deps, 'store' | 'clock'>, dataDir: string): st
 }
 
 /** Certificate and one active CAF per type, made only where missing (a restart keeps what exists). */
-function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>, empresa: EmpresaRecord, now: Date): void {
+async function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock' | 'tasks'>, empresa: EmpresaRecord, now: Date): Promise<void> {
   if (!findActiveCertificado(deps.store.db, empresa.id)) {
     const pfx = makeDemoPfx({ rutFirmante: DEMO_SIGNER_RUT, nombre: 'USUARIO DEMO TIMBRE', password: 'demo', now, validDays: 365 })
-    uploadCertificado(deps, { empresaId: empresa.id, pfx, password: 'demo' })
+    await uploadCertificado(deps, { empresaId: empresa.id, pfx, password: 'demo' })
   }
   const today = santiagoDate(now)
   for (const tipo of TIPOS_DTE) {
@@ -76,12 +76,12 @@ function provisionDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>,
       idk: SIMULATOR_IDK,
       authorityPrivateKey: simulatorAuthorityKey(),
     })
-    registerCaf(deps, { empresaId: empresa.id, tipo_dte: tipo, caf_xml: xml })
+    await registerCaf(deps, { empresaId: empresa.id, tipo_dte: tipo, caf_xml: xml })
   }
 }
 
 /** Into `deps.config.dataDir`, beside the database, goes the demo key file. */
-export function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>): DemoOutcome {
+export async function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock' | 'tasks'>): Promise<DemoOutcome> {
   const now = deps.clock.now()
   const dataDir = deps.config.dataDir
   const rows = listRows(deps.store.db)
@@ -103,7 +103,7 @@ export function ensureDemo(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'cloc
         numero_resolucion: 0,
         is_demo: true,
       })
-  provisionDemo(deps, empresa, now)
+  await provisionDemo(deps, empresa, now)
   const kept = storedDemoKey(deps, dataDir)
   if (kept) return { kind: 'ready', empresa, apiKey: kept, created: !existing, invoiceIdempotencyKey: demoInvoiceKey(empresa.id) }
   const { key } = createApiKey(deps, { empresaId: empresa.id, write: true, nombre: 'demo' })

@@ -3,7 +3,7 @@ import { findDte } from '../db/dte-store'
 import { isTipoDte } from '../domain/emision'
 import { TIPOS } from '../domain/tipos'
 import { TimbreError, validationError, type FieldError } from '../errors'
-import { FORMATOS, renderDtePdf, type Formato } from '../pdf/render-dte-pdf'
+import { FORMATOS, type Formato } from '../pdf/render-dte-pdf'
 import type { Deps } from './deps'
 import { getEmpresa } from './empresas'
 
@@ -30,7 +30,7 @@ export function parseDtePdfQuery(query: DtePdfQuery): { formato: Formato; cedibl
   return { formato: formato as Formato, cedible: cedible === 'true' }
 }
 
-export async function getDtePdf(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string; query: DtePdfQuery }): Promise<DtePdf> {
+export async function getDtePdf(deps: Pick<Deps, 'store' | 'tasks'>, input: { empresaId: string; id: string; query: DtePdfQuery }): Promise<DtePdf> {
   const { empresaId } = input
   const { formato, cedible } = parseDtePdfQuery(input.query)
   const row = findDte(deps.store.db, empresaId, input.id)
@@ -40,7 +40,8 @@ export async function getDtePdf(deps: Pick<Deps, 'store'>, input: { empresaId: s
     throw validationError([{ field: 'cedible', code: 'NOT_ALLOWED', message: `El tipo ${row.tipo_dte} no tiene copia cedible.` }])
   // The resolution is the company's, not the document's: the DTE does not carry it (docs/sii-protocol.md §9 prints it under the timbre).
   const empresa = getEmpresa(deps, { empresaId })
-  const bytes = await renderDtePdf({
+  // pdf-lib and the PDF417 take 50–70 ms of a core per page: drawn in a worker (issue 17).
+  const bytes = await deps.tasks.run('render-pdf', {
     xml: row.xml,
     formato,
     cedible,

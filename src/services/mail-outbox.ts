@@ -11,11 +11,11 @@ import type { DteRow, EmpresaRow, MailOutboxRow } from '../db/schema'
 import { nextRetryDelayMs } from '../domain/events'
 import { sendMail } from '../mail/smtp'
 import type { OutgoingMail } from '../mail/types'
-import { buildEnvioDte, envelopeBytes } from '../xml/envelope'
 import { inBatches } from './batches'
 import type { Deps } from './deps'
 import { getDtePdf } from './dte-pdf'
 import { mailboxSettings } from './mailbox'
+import { openActiveCertificado } from './certificados'
 import { siiCredentials } from './submit-dte'
 
 /** DESIGN §13 (as every SII call, §6): each exchange with the SMTP server within 30 s. */
@@ -28,7 +28,7 @@ const AT_ONCE = 8
 const LEASE_MS = 6 * SEND_TIMEOUT_MS
 export const SIN_BUZON = 'buzón de intercambio sin configurar'
 
-export type MailDeps = Pick<Deps, 'store' | 'vault' | 'clock' | 'log'>
+export type MailDeps = Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'tasks'>
 
 /** One pass over the due mail; returns how many rows were attempted. */
 export async function deliverDueMail(deps: MailDeps): Promise<number> {
@@ -89,7 +89,7 @@ async function prepareEnvioDte(deps: MailDeps, row: MailOutboxRow, empresa: Empr
   const dte = row.dte_id === null ? undefined : findDte(deps.store.db, row.empresa_id, row.dte_id)
   if (!dte) throw new Error(`DTE ${row.dte_id} of mail ${row.id} is missing`)
   const kept = row.attachment !== null && row.attachment_name !== null ? { xml: row.attachment as Uint8Array, fileName: row.attachment_name } : null
-  const built = kept ?? envioDteFor(deps, dte, empresa)
+  const built = kept ?? (await envioDteFor(deps, dte, empresa))
   if (!built) return { ok: false, error: 'sin certificado activo para firmar el envío' }
   if (!kept) updateMail(deps.store.db, row.id, { attachment: Buffer.from(built.xml), attachment_name: built.fileName, updated_at: isoTimestamp(deps.clock.now()) })
   const { xml, fileName } = built
@@ -110,11 +110,13 @@ async function prepareEnvioDte(deps: MailDeps, row: MailOutboxRow, empresa: Empr
   }
 }
 
-function envioDteFor(deps: MailDeps, dte: DteRow, empresa: EmpresaRow): { xml: Uint8Array; fileName: string } | null {
+/** The EnvioDTE for the customer, built and signed in a worker; null while the company has no active certificate. */
+async function envioDteFor(deps: MailDeps, dte: DteRow, empresa: EmpresaRow): Promise<{ xml: Uint8Array; fileName: string } | null> {
   const now = deps.clock.now()
   const creds = siiCredentials(deps, { empresaId: dte.empresa_id, now })
   if (!creds) return null
-  const envelope = buildEnvioDte({
+  const xml = await deps.tasks.run('build-envelope', {
+    kind: 'EnvioDTE',
     dtes: [Buffer.from(dte.xml).toString('latin1')],
     caratula: {
       rutEmisor: empresa.rut,
@@ -124,9 +126,9 @@ function envioDteFor(deps: MailDeps, dte: DteRow, empresa: EmpresaRow): { xml: U
       nroResol: empresa.numero_resolucion,
       tmstFirmaEnv: santiagoTimestamp(now),
     },
-    signer: creds.signer,
+    signer: openActiveCertificado(deps, { empresaId: dte.empresa_id, now }).material,
   })
-  return { xml: envelopeBytes(envelope), fileName: `EnvioDTE_${empresa.rut}_T${dte.tipo_dte}F${dte.folio}.xml` }
+  return { xml, fileName: `EnvioDTE_${empresa.rut}_T${dte.tipo_dte}F${dte.folio}.xml` }
 }
 
 function recordSent(deps: MailDeps, row: MailOutboxRow, messageId: string): void {

@@ -6,7 +6,6 @@ import { findRecibido, findRecibidoEnvio } from '../db/recibido-store'
 import { isTipoDte } from '../domain/emision'
 import { TIPOS } from '../domain/tipos'
 import { TimbreError, validationError } from '../errors'
-import { renderDtePdf } from '../pdf/render-dte-pdf'
 import { findElement, fromLatin1Bytes, parseXml, textOf } from '../xml/latin1'
 import type { Deps } from './deps'
 import { parseDtePdfQuery, type DtePdf, type DtePdfQuery } from './dte-pdf'
@@ -35,7 +34,7 @@ export function resolucionOfEnvelope(envelope: Uint8Array): Resolucion | null {
   }
 }
 
-export async function getRecibidoPdf(deps: Pick<Deps, 'store'>, input: { empresaId: string; id: string; query: DtePdfQuery }): Promise<DtePdf> {
+export async function getRecibidoPdf(deps: Pick<Deps, 'store' | 'tasks'>, input: { empresaId: string; id: string; query: DtePdfQuery }): Promise<DtePdf> {
   const { empresaId } = input
   const { formato, cedible } = parseDtePdfQuery(input.query)
   const row = findRecibido(deps.store.db, empresaId, input.id)
@@ -46,6 +45,6 @@ export async function getRecibidoPdf(deps: Pick<Deps, 'store'>, input: { empresa
   const envio = findRecibidoEnvio(deps.store.db, empresaId, row.envio_id)
   if (!envio) throw new Error(`recibido ${row.id}: its envelope ${row.envio_id} is missing`)
   const resolucion = resolucionOfEnvelope(envio.xml) ?? { numero: 0, fecha: row.fecha_emision }
-  const bytes = await renderDtePdf({ xml: row.xml, formato, cedible, resolucion, isRechazado: false })
+  const bytes = await deps.tasks.run('render-pdf', { xml: row.xml, formato, cedible, resolucion, isRechazado: false })
   return { bytes, tipoDte: row.tipo_dte, folio: row.folio }
 }

@@ -12,14 +12,14 @@ import type { TipoDte } from '../domain/emision'
 import { TimbreError } from '../errors'
 import type { SiiChannel, UploadOutcome } from '../domain/sii-respuestas'
 import type { SiiCompany, SiiCredentials } from '../sii/client/client'
-import { buildEnvioBoleta, buildEnvioDte, envelopeBytes, SII_RUT } from '../xml/envelope'
+import { SII_RUT } from '../xml/envelope'
 import { openActiveCertificado } from './certificados'
 import { UPLOAD_STATUS } from '../sii/client/codes'
 import type { Deps } from './deps'
 import { recordSiiAnswer, type SiiAnswer, type SiiStatus } from './dtes'
 import { emitFinalState } from './events'
 
-export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming' | 'clock'>
+export type SubmitDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'sii' | 'siiTiming' | 'clock' | 'tasks'>
 
 const WAITING = ESTADOS_POR_ENVIAR
 /** Longer than an SII call can take (30 s timeout, DESIGN §6) with its one token refresh. */
@@ -29,14 +29,15 @@ export function channelOf(tipoDte: number): SiiChannel {
   return TIPOS[tipoDte as TipoDte].envelope === 'EnvioBOLETA' ? 'boleta' : 'soap'
 }
 
-/** The stored envelope of this DTE, or a new one signed now with the active certificate (DESIGN §8). */
-function envelopeFor(deps: SubmitDeps, dte: DteRow, empresa: EmpresaRow, creds: SiiCredentials, now: Date): EnvioRow {
+/** The stored envelope of this DTE, or a new one signed now, in a worker, with the active certificate (DESIGN §8). */
+async function envelopeFor(deps: SubmitDeps, dte: DteRow, empresa: EmpresaRow, creds: SiiCredentials, now: Date): Promise<EnvioRow> {
   if (dte.envio_id) {
     const kept = findEnvio(deps.store.db, dte.empresa_id, dte.envio_id)
     if (kept) return kept
   }
   const canal = channelOf(dte.tipo_dte)
-  const input = {
+  const xml = await deps.tasks.run('build-envelope', {
+    kind: canal === 'boleta' ? 'EnvioBOLETA' : 'EnvioDTE',
     dtes: [Buffer.from(dte.xml).toString('latin1')],
     caratula: {
       rutEmisor: empresa.rut,
@@ -46,9 +47,8 @@ function envelopeFor(deps: SubmitDeps, dte: DteRow, empresa: EmpresaRow, creds: 
       nroResol: empresa.numero_resolucion,
       tmstFirmaEnv: santiagoTimestamp(now),
     },
-    signer: creds.signer,
-  }
-  const xml = envelopeBytes(canal === 'boleta' ? buildEnvioBoleta(input) : buildEnvioDte(input))
+    signer: openActiveCertificado(deps, { empresaId: dte.empresa_id, now }).material,
+  })
   const at = isoTimestamp(now)
   return deps.store.db.transaction(
     (tx) => {
@@ -165,7 +165,7 @@ export async function submitDte(configured: SubmitDeps, input: { dteId: string; 
     updateDteIf(deps.store.db, dte.id, ['enviando'], { next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), glosa_sii: 'Sin certificado activo para firmar el envío', updated_at: at })
     return 'waiting_certificate'
   }
-  const envio = envelopeFor(deps, dte, empresa, creds, now)
+  const envio = await envelopeFor(deps, dte, empresa, creds, now)
   const outcome = await deps.sii.upload(company, creds, envio.canal, envio.xml, envio.file_name)
   const patch = patchAfterUpload(outcome, dte.intentos + 1, dte.track_id, now, deps.siiTiming)
   const answer = uploadAnswer(outcome, envio.canal)

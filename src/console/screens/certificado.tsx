@@ -148,7 +148,7 @@ export const certificadoScreens = (deps: Deps) =>
     .post('/certificado', async ({ request }) => {
       requireWrite(request)
       try {
-        uploadCertificado(deps, { empresaId: empresaIdOf(request), ...(await uploadOf(formOf(request))) })
+        await uploadCertificado(deps, { empresaId: empresaIdOf(request), ...(await uploadOf(formOf(request))) })
         return redirect(`${BASE}?aviso=cargado`)
       } catch (err) {
         if (!(err instanceof TimbreError) || (err.code !== 'VALIDATION_ERROR' && err.code !== 'INVALID_CERTIFICATE')) throw err

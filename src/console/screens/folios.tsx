@@ -239,7 +239,7 @@ export const folioScreens = (deps: Deps) =>
       requireWrite(request)
       const form = formOf(request)
       try {
-        const caf = registerCaf(deps, { empresaId: empresaIdOf(request), ...(await cafInputOf(form)) })
+        const caf = await registerCaf(deps, { empresaId: empresaIdOf(request), ...(await cafInputOf(form)) })
         return redirect(`${BASE}?aviso=cargado&caf=${caf.id}`)
       } catch (err) {
         if (!(err instanceof TimbreError) || !UPLOAD_FAILURES.has(err.code)) throw err

@@ -32,8 +32,8 @@ export const cafRoutes = (deps: Deps) =>
     )
     .post(
       '',
-      ({ request, body, set }) => {
-        const caf = registerCaf(deps, { empresaId: credentialOf(request).empresaId, tipo_dte: body.tipo_dte, caf_xml: body.caf_xml })
+      async ({ request, body, set }) => {
+        const caf = await registerCaf(deps, { empresaId: credentialOf(request).empresaId, tipo_dte: body.tipo_dte, caf_xml: body.caf_xml })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/caf/${caf.id}`
         return caf

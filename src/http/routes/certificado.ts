@@ -48,7 +48,7 @@ export const certificadoRoutes = (deps: Deps) =>
       '/pfx',
       async ({ request, body, set }) => {
         const upload = await readUpload(request, body)
-        const status = uploadCertificado(deps, { empresaId: credentialOf(request).empresaId, ...upload })
+        const status = await uploadCertificado(deps, { empresaId: credentialOf(request).empresaId, ...upload })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/empresa/certificado`
         return status
