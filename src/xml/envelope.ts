@@ -1,13 +1,17 @@
 // EnvioDTE and EnvioBOLETA: the signed envelopes that carry already-signed DTEs to the SII (docs/sii-protocol.md §5).
 // Each DTE goes in as text, byte for byte as it was signed and stored, so its own signature still verifies in place
 // and standalone (docs/sii-protocol.md §4.3 items 2 and 6); the envelope signature covers the SetDTE, canonicalized once in the
-// envelope's context (§4.3 item 3). Cost is one parse and one C14N of the whole SetDTE plus one RSA signature:
-// linear in the number of DTEs, with nothing done per DTE beyond a few regex and DOM look-ups (bench/envelope.ts).
+// envelope's context (§4.3 item 3). Two ways to that canonical form, as for signDte (docs/decisions/signing.md
+// "Envelope fast path"): DTEs in the narrow form signDte writes are canonicalized from their text (`./c14n.ts`), and
+// the envelope is concatenated from the stored text; anything else makes the whole SetDTE take the reference path,
+// one xmldom parse and one xml-crypto C14N. Either way linear in the number of DTEs plus one RSA signature
+// (bench/envelope.ts).
 import { createHash, sign } from 'node:crypto'
 import { C14nCanonicalization, findAncestorNs } from 'xml-crypto'
 import { isTipoDte, type TipoDte } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
 import { TIPOS, type Envelope } from '../domain/tipos'
+import { canonicalDteInSetDte, canonicalizeElement, canonicalSignedInfo as canonicalSignedInfoFromText } from './c14n'
 import { C14N, DSIG_NS, keyInfoContent, signedInfoXml, SII_NS, XSI_NS } from './dsig-profile'
 import { childElements, parseXml, textOf, toLatin1Bytes } from './latin1'
 import type { Signer } from '../domain/signer'
@@ -78,10 +82,24 @@ export function envelopeBytes(envelope: string): Uint8Array {
 
 /**
  * SHA-1 (base64) of the inclusive C14N of `SetDTE` in its envelope's context: the DigestValue of the envelope's
- * Reference. The code path `build*` signs with; exported so a test can reproduce the SII example's vector (§4.3).
+ * Reference, computed on the DOM path (`build*` reaches the same bytes by either path); exported so a test can reproduce
+ * the SII example's vector (§4.3).
  */
 export function setDteDigest(envelope: string): string {
-  return digestOfSetDte(parseXml(envelope))
+  return sha1Base64(canonicalSetDteOf(parseXml(envelope)))
+}
+
+/**
+ * `buildEnvioDte` or `buildEnvioBoleta` on the reference path alone (xmldom and xml-crypto for SetDTE and SignedInfo):
+ * what the string path's output is compared with, byte for byte, in test/unit/xml/envelope-fast-path.test.ts.
+ */
+export function buildEnvelopeOnDom(root: Envelope, input: EnvioInput): string {
+  return buildEnvelope(KINDS[root], input, 'dom')
+}
+
+/** SetDTE's canonical form by the string path, or null when it declines (`build*` then takes the DOM path). For tests. */
+export function canonicalSetDteFromText(root: Envelope, input: EnvioInput): string | null {
+  return canonicalSetFromText(prepareSet(KINDS[root], input), input.caratula.rutEmisor)?.join('\n') ?? null
 }
 
 interface PlacedDte {
@@ -90,22 +108,82 @@ interface PlacedDte {
   readonly tipo: TipoDte
 }
 
-function buildEnvelope(kind: EnvelopeKind, input: EnvioInput): string {
+/** `text`: the string path wherever it is sure, else the DOM path; `dom`: the DOM path only (the reference, for tests). */
+type C14nPath = 'text' | 'dom'
+
+/** What both paths start from: the checked inputs and the envelope's text up to the Signature. */
+interface PreparedSet {
+  readonly kind: EnvelopeKind
+  readonly placed: readonly PlacedDte[]
+  readonly startTag: string
+  readonly caratula: string
+  /** `<SetDTE …>…</SetDTE>` exactly as it goes into the file: the stored DTE texts concatenated, nothing re-serialized. */
+  readonly setDte: string
+}
+
+function buildEnvelope(kind: EnvelopeKind, input: EnvioInput, path: C14nPath = 'text'): string {
+  const set = prepareSet(kind, input)
+  const fromText = path === 'text' ? canonicalSetFromText(set, input.caratula.rutEmisor) : null
+  const digest = fromText === null ? sha1Base64(canonicalSetFromDom(set, input.caratula.rutEmisor)) : sha1Base64OfLines(fromText)
+  const signature = envelopeSignature(set.startTag, digest, input.signer, path)
+  return `<?xml version="1.0" encoding="ISO-8859-1"?>\n${set.startTag}\n${set.setDte}${signature}</${kind.root}>\n`
+}
+
+function prepareSet(kind: EnvelopeKind, input: EnvioInput): PreparedSet {
   const where = kind.builder
   if (input.dtes.length === 0) throw new Error(`${where}: an envelope needs at least one DTE`)
   if (input.dtes.length > kind.maxDtes) throw new Error(`${where}: ${input.dtes.length} DTEs; ${kind.schema} allows at most ${kind.maxDtes}`)
   checkCaratula(where, input.caratula)
   const placed = input.dtes.map((dte, i) => placeDte(where, kind, dte, i))
-  const startTag = rootStartTag(kind)
-  const setDte =
-    `<SetDTE ID="${SET_DTE_ID}">\n${caratulaXml(input.caratula, subtotals(placed))}\n` +
-    `${placed.map((p) => p.text).join('\n')}\n</SetDTE>`
-  const unsigned = `<?xml version="1.0" encoding="ISO-8859-1"?>\n${startTag}\n${setDte}</${kind.root}>\n`
-  // The one parse and the one C14N of the whole SetDTE (the Signature goes after SetDTE, so it is not in the way).
-  const doc = parseXml(unsigned)
-  checkParsedSet(where, doc, placed, input.caratula.rutEmisor)
-  const signature = envelopeSignature(startTag, digestOfSetDte(doc), input.signer)
-  return `<?xml version="1.0" encoding="ISO-8859-1"?>\n${startTag}\n${setDte}${signature}</${kind.root}>\n`
+  const caratula = caratulaXml(input.caratula, subtotals(placed))
+  const setDte = `<SetDTE ID="${SET_DTE_ID}">\n${caratula}\n${placed.map((p) => p.text).join('\n')}\n</SetDTE>`
+  return { kind, placed, startTag: rootStartTag(kind), caratula, setDte }
+}
+
+/**
+ * The reference path: one xmldom parse of the unsigned envelope, the checks of `checkParsedSet` (which throw), and one
+ * xml-crypto C14N of the whole SetDTE (the Signature goes after SetDTE, so it is not in the way).
+ */
+function canonicalSetFromDom(set: PreparedSet, rutEmisor: string): string {
+  const doc = parseXml(`<?xml version="1.0" encoding="ISO-8859-1"?>\n${set.startTag}\n${set.setDte}</${set.kind.root}>\n`)
+  checkParsedSet(set.kind.builder, doc, set.placed, rutEmisor)
+  return canonicalSetDteOf(doc)
+}
+
+/**
+ * What `checkParsedSet` reads, read from the canonical form of a DTE's signed element (`canonicalDteInSetDte`'s
+ * `container`): 1 its ID, 2 Encabezado/IdDoc/TipoDTE, 3 Encabezado/Emisor/RUTEmisor. The pattern only matches when
+ * every element on the way is the first child of its parent (nothing, not even whitespace, before it; IdDoc is closed
+ * by the first `</IdDoc>` because none is nested in it), so they are the elements `childNamed` finds, and when the
+ * values hold no reference or element, so the text is what getAttribute and textOf return. A DTE written otherwise
+ * (indented, say) does not match and the DOM path decides.
+ */
+const CONTAINER_FACTS =
+  /^<(?:Documento|Liquidacion|Exportaciones) ID="([^"&]*)"><Encabezado><IdDoc><TipoDTE>(\d+)<\/TipoDTE>(?:(?!<\/?IdDoc[ >])[^])*<\/IdDoc><Emisor><RUTEmisor>([^<&]*)<\/RUTEmisor>/
+
+/**
+ * SetDTE's canonical form computed from the text, as the lines the text has (hashed one by one, not joined first: a
+ * 14 MB copy the digest does not need): the apex with the root's two namespaces, as the DOM path renders it; the
+ * Caratula, which Timbre wrote in the subset; each DTE as `canonicalDteInSetDte` gives it. Null, and the DOM path
+ * decides, as soon as a DTE is outside the subset or a check of `checkParsedSet` is not proven to pass: an ID unique
+ * in the file, the TipoDTE counted for the Caratula, the Caratula's RutEmisor.
+ */
+function canonicalSetFromText(set: PreparedSet, rutEmisor: string): readonly string[] | null {
+  const caratula = canonicalizeElement(set.caratula, 0, '')
+  if (caratula === null || caratula.end !== set.caratula.length) return null
+  const parts = [`<SetDTE xmlns="${SII_NS}" xmlns:xsi="${XSI_NS}" ID="${SET_DTE_ID}">\n${caratula.canonical}`]
+  const ids = new Set([SET_DTE_ID])
+  for (const p of set.placed) {
+    const dte = canonicalDteInSetDte(p.text)
+    const facts = dte === null ? null : CONTAINER_FACTS.exec(dte.container)
+    if (dte === null || facts === null) return null
+    const [, id = '', tipo, rut] = facts
+    if (ids.has(id) || tipo !== String(p.tipo) || rut !== rutEmisor) return null
+    ids.add(id)
+    parts.push(dte.canonical)
+  }
+  parts.push('</SetDTE>')
+  return parts
 }
 
 /** Root attributes exactly as the SII's example writes them (docs/sii-protocol.md §5), schemaLocation naming this kind's XSD. */
@@ -216,12 +294,25 @@ function textAt(encabezado: Element | undefined, group: string, leaf: string): s
  * Inclusive C14N 1.0 of the root's first child (SetDTE) with the namespaces it inherits from the root: its apex gets
  * `xmlns` and `xmlns:xsi`, the redundant declarations on each inner `<DTE>` drop out (docs/sii-protocol.md §4.3 item 3).
  */
-function digestOfSetDte(doc: Document): string {
+function canonicalSetDteOf(doc: Document): string {
   const setDte = childElements(doc.documentElement)[0]
   if (setDte?.localName !== 'SetDTE') throw new Error('envelope: the root\'s first child is not SetDTE')
-  const canonical = canonicalize(doc, setDte, '/*/*[1]')
-  // C14N output is UTF-8 by definition (docs/sii-protocol.md §4.3 library notes), whatever the file's encoding.
+  return canonicalize(doc, setDte, '/*/*[1]')
+}
+
+/** C14N output is UTF-8 by definition (docs/sii-protocol.md §4.3 library notes), whatever the file's encoding. */
+function sha1Base64(canonical: string): string {
   return createHash('sha1').update(canonical, 'utf8').digest('base64')
+}
+
+/** `sha1Base64(lines.join('\n'))` without building the joined string. */
+function sha1Base64OfLines(lines: readonly string[]): string {
+  const hash = createHash('sha1')
+  lines.forEach((line, i) => {
+    if (i > 0) hash.update('\n', 'utf8')
+    hash.update(line, 'utf8')
+  })
+  return hash.digest('base64')
 }
 
 function canonicalize(doc: Document, node: Element, anchoredXpath: string): string {
@@ -233,9 +324,13 @@ function canonicalize(doc: Document, node: Element, anchoredXpath: string): stri
  * The envelope's Signature, last child of the root (docs/sii-protocol.md §4.2), in the profile of §4.1. SignedInfo is
  * canonicalized under the real root start tag, so it inherits `xmlns:xsi` as every verifier sees it in place (§4.3).
  */
-function envelopeSignature(rootStartTag: string, digest: string, signer: Signer): string {
+function envelopeSignature(rootStartTag: string, digest: string, signer: Signer, path: C14nPath): string {
   const signedInfo = signedInfoXml(`#${SET_DTE_ID}`, C14N, digest)
-  const signatureValue = sign('sha1', Buffer.from(canonicalSignedInfo(rootStartTag, signedInfo), 'utf8'), signer.privateKey)
+  // Under the root it inherits the same two namespaces as under a DTE (xmlns=xmldsig from Signature, xmlns:xsi), so
+  // the string form signDte uses applies here unchanged.
+  const fromText = path === 'text' ? canonicalSignedInfoFromText(signedInfo) : null
+  const canonical = fromText ?? canonicalSignedInfo(rootStartTag, signedInfo)
+  const signatureValue = sign('sha1', Buffer.from(canonical, 'utf8'), signer.privateKey)
   return (
     `<Signature xmlns="${DSIG_NS}">${signedInfo}<SignatureValue>${signatureValue.toString('base64')}</SignatureValue>` +
     `<KeyInfo>${keyInfoContent(signer)}</KeyInfo></Signature>`
