@@ -298,7 +298,14 @@ if (args.includes('--all'))
     await $`${process.execPath} ${join(ROOT, 'bench', file!)} ${rest}`.cwd(ROOT).nothrow()
   }
 
-console.log(`\nload average at the end: ${f2(loadavg()[0]!)} (at the start: ${f2(machine.loadAverage1m)})`)
+// The floor again: how far it moved during the run says how much other work shared the cores meanwhile.
+const floorAtEnd = await opensslFloor(opt.floorSeconds, machine.cores)
+if (floorAtEnd !== null) {
+  console.log(`\nfloor at the end of the run: ${f0(floorAtEnd.dtePerSecond)} DTE/s (at the start ${f0(floor)}): the rows are read against the one at the start`)
+  summary.splice(1, 0, { what: 'signature floor again, at the end of the run', measured: `${f0(floorAtEnd.dtePerSecond)} DTE/s`, target: '(how noisy the run was)', ok: null })
+  results.floorAtEnd = floorAtEnd
+}
+console.log(`load average at the end: ${f2(loadavg()[0]!)} (at the start: ${f2(machine.loadAverage1m)})`)
 section(`summary — commit ${machine.commit}${machine.srcChangesUncommitted ? ' + work tree' : ''}, ${machine.cores} cores, load generator on the same cores${quick ? ', QUICK MODE (short runs: not the figures)' : ''}`)
 const table = ['| what | measured | target | ok? |', '| --- | --- | --- | --- |', ...summary.map((v) => `| ${v.what} | ${v.measured} | ${v.target} | ${v.ok === null ? '–' : v.ok ? 'yes' : 'NO'} |`)]
 console.log(table.join('\n'))
