@@ -1,7 +1,14 @@
 // API keys: only their SHA-256 is stored (DESIGN §4).
-import { and, desc, eq } from 'drizzle-orm'
+import { and, desc, eq, sql } from 'drizzle-orm'
 import type { Db } from './open'
+import { preparedStatements } from './prepared'
 import { apiKeys, type ApiKeyRow } from './schema'
+
+// The auth gate looks the key up on every request, so a revocation counts at once (DESIGN §12): prepared once per
+// connection (db/prepared.ts) rather than cached.
+const statements = preparedStatements((db) => ({
+  byHash: db.select().from(apiKeys).where(eq(apiKeys.key_hash, sql.placeholder('keyHash'))).prepare(),
+}))
 
 export type NewApiKey = typeof apiKeys.$inferInsert
 
@@ -10,7 +17,7 @@ export function insertApiKey(db: Db, row: NewApiKey): ApiKeyRow {
 }
 
 export function findApiKeyByHash(db: Db, keyHash: string): ApiKeyRow | undefined {
-  return db.select().from(apiKeys).where(eq(apiKeys.key_hash, keyHash)).get()
+  return statements(db).byHash.get({ keyHash })
 }
 
 export function listApiKeys(db: Db, empresaId?: string): ApiKeyRow[] {

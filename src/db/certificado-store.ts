@@ -1,7 +1,19 @@
 // Signing certificates of each company; the newest upload is the active one.
-import { and, desc, eq } from 'drizzle-orm'
+import { and, desc, eq, sql } from 'drizzle-orm'
 import type { Db } from './open'
+import { preparedStatements } from './prepared'
 import { certificados, type CertificadoRow } from './schema'
+
+// Every issuance reads the active certificate: prepared once per connection (db/prepared.ts).
+const statements = preparedStatements((db) => ({
+  active: db
+    .select()
+    .from(certificados)
+    .where(and(eq(certificados.empresa_id, sql.placeholder('empresaId')), eq(certificados.is_active, true)))
+    .orderBy(desc(certificados.id))
+    .limit(1)
+    .prepare(),
+}))
 
 export type NewCertificado = typeof certificados.$inferInsert
 
@@ -16,13 +28,7 @@ export function findLatestCertificado(db: Db, empresaId: string): CertificadoRow
 }
 
 export function findActiveCertificado(db: Db, empresaId: string): CertificadoRow | undefined {
-  return db
-    .select()
-    .from(certificados)
-    .where(and(eq(certificados.empresa_id, empresaId), eq(certificados.is_active, true)))
-    .orderBy(desc(certificados.id))
-    .limit(1)
-    .get()
+  return statements(db).active.get({ empresaId })
 }
 
 export function deactivateCertificado(db: Db, id: string): void {

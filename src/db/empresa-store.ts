@@ -1,7 +1,13 @@
 // Empresas: the tenants. Every other table hangs from empresas.id.
-import { asc, eq } from 'drizzle-orm'
+import { asc, eq, sql } from 'drizzle-orm'
 import type { Db } from './open'
+import { preparedStatements } from './prepared'
 import { empresas, type EmpresaRow } from './schema'
+
+// Issuance and bearer tokens read the company on every request: prepared once per connection (db/prepared.ts).
+const statements = preparedStatements((db) => ({
+  byId: db.select().from(empresas).where(eq(empresas.id, sql.placeholder('id'))).prepare(),
+}))
 
 export type NewEmpresa = typeof empresas.$inferInsert
 export type EmpresaPatch = Partial<Omit<NewEmpresa, 'id' | 'created_at'>>
@@ -11,7 +17,7 @@ export function insertEmpresa(db: Db, row: NewEmpresa): EmpresaRow {
 }
 
 export function findEmpresaById(db: Db, id: string): EmpresaRow | undefined {
-  return db.select().from(empresas).where(eq(empresas.id, id)).get()
+  return statements(db).byId.get({ id })
 }
 
 export function findEmpresaByRut(db: Db, rut: string): EmpresaRow | undefined {

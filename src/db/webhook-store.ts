@@ -2,14 +2,55 @@
 // transaction, the one that makes the change the event reports.
 import { and, desc, eq, isNull, lt, lte, sql } from 'drizzle-orm'
 import type { Db } from './open'
+import { preparedStatements } from './prepared'
 import { cafStockAlerts, certificadoAlerts, events, webhookDeliveries, webhooks, type DeliveryRow, type WebhookRow } from './schema'
+
+// Every issuance writes its event, looks up the company's webhooks and checks its CAF alert: prepared once per
+// connection (db/prepared.ts).
+const statements = preparedStatements((db) => ({
+  liveWebhooks: db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.empresa_id, sql.placeholder('empresaId')), isNull(webhooks.deleted_at)))
+    .orderBy(desc(webhooks.id))
+    .prepare(),
+  insertEvent: db
+    .insert(events)
+    .values({
+      id: sql.placeholder('id'),
+      empresa_id: sql.placeholder('empresa_id'),
+      type: sql.placeholder('type'),
+      body: sql.placeholder('body'),
+      created_at: sql.placeholder('created_at'),
+    })
+    .prepare(),
+  insertDelivery: db
+    .insert(webhookDeliveries)
+    .values({
+      id: sql.placeholder('id'),
+      empresa_id: sql.placeholder('empresa_id'),
+      webhook_id: sql.placeholder('webhook_id'),
+      event_id: sql.placeholder('event_id'),
+      event_type: sql.placeholder('event_type'),
+      status: 'pending',
+      next_attempt_at: sql.placeholder('at'),
+      created_at: sql.placeholder('at'),
+      updated_at: sql.placeholder('at'),
+    })
+    .prepare(),
+  cafAlert: db
+    .select({ is_armed: cafStockAlerts.is_armed })
+    .from(cafStockAlerts)
+    .where(and(eq(cafStockAlerts.empresa_id, sql.placeholder('empresaId')), eq(cafStockAlerts.tipo_dte, sql.placeholder('tipoDte'))))
+    .prepare(),
+}))
 
 export function insertWebhook(db: Db, row: typeof webhooks.$inferInsert): WebhookRow {
   return db.insert(webhooks).values(row).returning().get()
 }
 
 export function listWebhooks(db: Db, empresaId: string): WebhookRow[] {
-  return db.select().from(webhooks).where(and(eq(webhooks.empresa_id, empresaId), isNull(webhooks.deleted_at))).orderBy(desc(webhooks.id)).all()
+  return statements(db).liveWebhooks.all({ empresaId })
 }
 
 export function findWebhook(db: Db, empresaId: string, id: string): WebhookRow | undefined {
@@ -30,24 +71,13 @@ export function insertEventWithDeliveries(
   event: { id: string; empresa_id: string; type: string; body: string; created_at: string },
   onlyWebhookId?: string,
 ): number {
-  db.insert(events).values(event).run()
+  const { insertEvent, insertDelivery } = statements(db)
+  insertEvent.run(event)
   const targets = onlyWebhookId
     ? listWebhooks(db, event.empresa_id).filter((w) => w.id === onlyWebhookId)
     : listWebhooks(db, event.empresa_id).filter((w) => w.events.includes(event.type))
   for (const w of targets)
-    db.insert(webhookDeliveries)
-      .values({
-        id: Bun.randomUUIDv7(),
-        empresa_id: event.empresa_id,
-        webhook_id: w.id,
-        event_id: event.id,
-        event_type: event.type,
-        status: 'pending',
-        next_attempt_at: event.created_at,
-        created_at: event.created_at,
-        updated_at: event.created_at,
-      })
-      .run()
+    insertDelivery.run({ id: Bun.randomUUIDv7(), empresa_id: event.empresa_id, webhook_id: w.id, event_id: event.id, event_type: event.type, at: event.created_at })
   return targets.length
 }
 
@@ -129,8 +159,7 @@ export function requeueEvent(db: Db, eventId: string, at: string): { requeued: n
 }
 
 export function isCafAlertArmed(db: Db, empresaId: string, tipoDte: number): boolean {
-  const row = db.select().from(cafStockAlerts).where(and(eq(cafStockAlerts.empresa_id, empresaId), eq(cafStockAlerts.tipo_dte, tipoDte))).get()
-  return row?.is_armed ?? true
+  return statements(db).cafAlert.get({ empresaId, tipoDte })?.is_armed ?? true
 }
 
 export function setCafAlertArmed(db: Db, empresaId: string, tipoDte: number, isArmed: boolean): void {

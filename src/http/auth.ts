@@ -16,18 +16,23 @@ export interface Credential {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const FAILED_AUTH_PER_MINUTE = 20
+const FAILURE_WINDOW_MS = 60_000
 
 export type GateVerdict =
   | { readonly ok: true; readonly credential: Credential; readonly headers: Record<string, string> }
   | { readonly ok: false; readonly error: TimbreError; readonly headers: Record<string, string> }
 
 export interface AuthGate {
-  admit(request: Request, clientIp: string): Promise<GateVerdict>
+  /** `clientIp` is asked only when an address may be blocked or a failure is recorded: the lookup is not free. */
+  admit(request: Request, clientIp: () => string): Promise<GateVerdict>
 }
 
 export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 'config'>): AuthGate {
   const limiter = new RateLimiter(deps.config.rateLimit)
-  const failures = new FailureWindow(FAILED_AUTH_PER_MINUTE, 60_000)
+  const failures = new FailureWindow(FAILED_AUTH_PER_MINUTE, FAILURE_WINDOW_MS)
+  // A window blocks only within FAILURE_WINDOW_MS of a failure: with none that recent, no address can be blocked and
+  // the request's address need not be looked up.
+  let lastFailureMs = Number.NEGATIVE_INFINITY
 
   async function identify(request: Request): Promise<Credential> {
     const authorization = request.headers.get('authorization')
@@ -47,14 +52,17 @@ export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 
     async admit(request, clientIp): Promise<GateVerdict> {
       const nowMs = deps.clock.now().getTime()
       // TIMBRE_RATE_LIMIT=0 turns every limit off, this one included (benchmarks, tests).
-      const blocked = limiter.isEnabled ? failures.blockedFor(clientIp, nowMs) : 0
+      const blocked = limiter.isEnabled && nowMs - lastFailureMs < FAILURE_WINDOW_MS ? failures.blockedFor(clientIp(), nowMs) : 0
       if (blocked > 0) return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { 'Retry-After': String(blocked) } }
       let credential: Credential
       try {
         credential = await identify(request)
       } catch (err) {
         if (!(err instanceof TimbreError)) throw err
-        if (err.code === 'UNAUTHORIZED') failures.record(clientIp, nowMs)
+        if (err.code === 'UNAUTHORIZED') {
+          failures.record(clientIp(), nowMs)
+          lastFailureMs = nowMs
+        }
         return { ok: false, error: err, headers: {} as Record<string, string> }
       }
       // The bucket is taken before the write check: a refused write is still a request of that credential, and

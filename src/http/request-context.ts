@@ -5,6 +5,7 @@ import { TimbreError } from '../errors'
 export interface RequestInfo {
   readonly id: string
   readonly startedAt: number
+  /** The peer's address, looked up on first read: the runtime's lookup costs more than a prepared query (issue 17). */
   readonly clientIp: string
   route?: string
   credential?: Credential
@@ -22,8 +23,16 @@ export function requestIdFor(request: Request): string {
   return given !== null && CLIENT_REQUEST_ID.test(given) ? given : Bun.randomUUIDv7()
 }
 
-export function attachRequestInfo(request: Request, clientIp: string): RequestInfo {
-  const info: RequestInfo = { id: requestIdFor(request), startedAt: performance.now(), clientIp }
+export function attachRequestInfo(request: Request, clientIpOf: () => string): RequestInfo {
+  let clientIp: string | undefined
+  const info: RequestInfo = {
+    id: requestIdFor(request),
+    startedAt: performance.now(),
+    get clientIp() {
+      clientIp ??= clientIpOf()
+      return clientIp
+    },
+  }
   infos.set(request, info)
   return info
 }

@@ -48,8 +48,10 @@ export function emitFinalState(db: Db, dte: DteRow, now: Date): void {
  * armed; it then disarms until a new CAF of the type re-arms it (DESIGN §7: once per crossing).
  */
 export function checkCafStock(db: Db, input: { empresaId: string; tipoDte: number; threshold: number; cafId: string | null; now: Date }): boolean {
+  // Every issuance asks: the cheap primary-key read of the alert goes first, so a disarmed type skips the folio sum.
+  if (!isCafAlertArmed(db, input.empresaId, input.tipoDte)) return false
   const left = foliosLeft(db, input.empresaId, input.tipoDte, santiagoDate(input.now))
-  if (left > input.threshold || !isCafAlertArmed(db, input.empresaId, input.tipoDte)) return false
+  if (left > input.threshold) return false
   setCafAlertArmed(db, input.empresaId, input.tipoDte, false)
   emitEvent(db, {
     empresaId: input.empresaId,

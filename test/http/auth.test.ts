@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SignJWT, exportJWK, calculateJwkThumbprint } from 'jose'
 import { revokeApiKey, createApiKey } from '../../src/services/api-keys'
+import { testClock } from '../support/clock'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 
 const EMPRESA = '/api/v1/billing/empresa'
@@ -190,6 +191,25 @@ describe('failed authentication throttling', () => {
       const res = await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })
       expectEnvelope(res, 429, 'RATE_LIMITED')
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+    } finally {
+      await t.stop()
+    }
+  })
+
+  test('the block lasts the failures\' minute: a minute later the same address gets in, and is blocked again after 20 more', async () => {
+    const clock = testClock()
+    const t = await startTestServer({ flags: { '--rate-limit': '100' }, clock })
+    try {
+      const good = await t.tenant(testRut())
+      const fail20 = async () => {
+        for (let i = 0; i < 20; i++) expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': `timbre_bad${i}` } })).status).toBe(401)
+      }
+      await fail20()
+      expectEnvelope(await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } }), 429, 'RATE_LIMITED')
+      clock.advance(60_000)
+      expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })).status).toBe(200)
+      await fail20()
+      expectEnvelope(await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } }), 429, 'RATE_LIMITED')
     } finally {
       await t.stop()
     }
