@@ -8,6 +8,7 @@
 import { and, asc, eq, gt, gte, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import { TimbreError } from '../errors'
 import type { Db } from './open'
+import { preparedStatements } from './prepared'
 import { cafs, dtes, type CafRow } from './schema'
 
 /**
@@ -123,11 +124,9 @@ function holesBelow(db: Db, row: CafRow, window: number): number[] {
 
 const notExpired = (today: string) => or(isNull(cafs.vence_el), gte(cafs.vence_el, today))
 
-// Run on every reservation: prepared once per connection (drizzle would otherwise build and prepare it each time).
-const activeStatements = new WeakMap<Db, ReturnType<typeof prepareActive>>()
-
-function prepareActive(db: Db) {
-  return db
+// Both run for every issuance: prepared once per connection (db/prepared.ts).
+const statements = preparedStatements((db) => ({
+  active: db
     .select()
     .from(cafs)
     .where(
@@ -139,13 +138,16 @@ function prepareActive(db: Db) {
       ),
     )
     .orderBy(asc(cafs.id))
-    .prepare()
-}
+    .prepare(),
+  advance: db
+    .update(cafs)
+    .set({ next_folio: sql`max(${cafs.next_folio}, ${sql.placeholder('after')})` })
+    .where(eq(cafs.id, sql.placeholder('cafId')))
+    .prepare(),
+}))
 
 function activeCafs(db: Db, empresaId: string, tipoDte: number, today: string): CafRow[] {
-  let statement = activeStatements.get(db)
-  if (!statement) activeStatements.set(db, (statement = prepareActive(db)))
-  return statement.all({ empresaId, tipoDte, today })
+  return statements(db).active.all({ empresaId, tipoDte, today })
 }
 
 function spentCafs(db: Db, empresaId: string, tipoDte: number, today: string): CafRow[] {
@@ -158,10 +160,7 @@ function spentCafs(db: Db, empresaId: string, tipoDte: number, today: string): C
 
 /** Stores a folio's use: `next_folio` moves past it unless it already has (documents commit out of folio order). */
 export function advanceNextFolio(db: Db, cafId: string, folio: number): void {
-  db.update(cafs)
-    .set({ next_folio: sql`max(${cafs.next_folio}, ${folio + 1})` })
-    .where(eq(cafs.id, cafId))
-    .run()
+  statements(db).advance.run({ cafId, after: folio + 1 })
 }
 
 const reservers = new WeakMap<Db, FolioReserver>()
