@@ -2,7 +2,7 @@
 // provisioned company, POST /dte at a given concurrency, GET /dte/{id}/pdf loops, GET /dte on a table filled to a
 // million rows. The load generator is this process: on the same cores as the server, so it takes a share of them.
 import { Database } from 'bun:sqlite'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { santiagoDate } from '../src/clock'
 import { computeDv } from '../src/domain/rut'
@@ -51,6 +51,25 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100  // utime, stime in clock ticks (USER_HZ = 100 on Linux)
 }
 
+/** CPU seconds per kind of thread: the main thread (HTTP, validation, the database), the Workers, and the rest (JIT, GC, pools). */
+export function threadCpuSeconds(pid: number): { main: number; workers: number; other: number } {
+  const out = { main: 0, workers: 0, other: 0 }
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      if (tid === String(pid)) out.main += seconds
+      else if (name === 'Worker') out.workers += seconds
+      else out.other += seconds
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out
+}
+
 export type LoadResult = {
   requests: number
   seconds: number
@@ -61,6 +80,8 @@ export type LoadResult = {
   firstError: string | null
   /** Cores the server and this load generator kept busy on average (1.0 = one core). */
   serverCores: number
+  /** The server's cores by thread kind; a Worker that ended during the load is missing from `workers`. */
+  serverThreadCores: { main: number; workers: number; other: number }
   generatorCores: number
   /** Ids of some issued DTEs (up to 500), for the PDF loops. */
   ids: string[]
@@ -101,6 +122,7 @@ export async function issueLoad(server: Server, options: LoadOptions): Promise<L
     }
   }
   const cpu0 = cpuSeconds(server.proc.pid)
+  const threads0 = threadCpuSeconds(server.proc.pid)
   const own0 = process.cpuUsage()
   const start = performance.now()
   await Promise.all(Array.from({ length: options.concurrency }, client))
@@ -114,6 +136,10 @@ export async function issueLoad(server: Server, options: LoadOptions): Promise<L
     errors,
     firstError,
     serverCores: (cpuSeconds(server.proc.pid) - cpu0) / seconds,
+    serverThreadCores: (() => {
+      const t = threadCpuSeconds(server.proc.pid)
+      return { main: (t.main - threads0.main) / seconds, workers: (t.workers - threads0.workers) / seconds, other: (t.other - threads0.other) / seconds }
+    })(),
     generatorCores: (own.user + own.system) / 1e6 / seconds,
     ids,
   }

@@ -12,6 +12,8 @@ export type Machine = {
   kernel: string
   bun: string
   loadAverage1m: number
+  /** PSI: % of the last 60 s in which some runnable task waited for a CPU (other work on these cores), null without PSI. */
+  cpuPressure60s: number | null
   commit: string
   /** Files under src/ that differ from the commit: the binary was built from the work tree, so say so. */
   srcChangesUncommitted: number
@@ -27,8 +29,17 @@ export function describeMachine(): Machine {
     kernel: release(),
     bun: Bun.version,
     loadAverage1m: loadavg()[0]!,
+    cpuPressure60s: cpuPressure60s(),
     commit: git('rev-parse', '--short', 'HEAD'),
     srcChangesUncommitted: git('status', '--porcelain', '--', 'src', 'scripts', 'drizzle').split('\n').filter(Boolean).length,
+  }
+}
+
+export function cpuPressure60s(): number | null {
+  try {
+    return Number(/^some .*avg60=([\d.]+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1] ?? Number.NaN)
+  } catch {
+    return null
   }
 }
 

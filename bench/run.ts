@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { santiagoDate } from '../src/clock'
 import { opensslFloor, signingRates, threadedSigningRates, type SigningRates } from './floor'
 import { fillDtes, FILL_DAYS, issueLoad, listLatency, pdfLoad, provision, RECEPTORES, stopServer, type LoadResult, type Server } from './issuance'
-import { describeMachine, fsyncLatency } from './machine'
+import { cpuPressure60s, describeMachine, fsyncLatency } from './machine'
 import { measureStartup } from './startup'
 import { ROOT, rssMb, startServer, summarize, tempDir } from './support'
 
@@ -77,7 +77,10 @@ section('machine')
 console.log(`${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGb} GB, Linux ${machine.kernel}, bun ${machine.bun}`)
 console.log(`disk: 4 KB write + fsync on the data dir's filesystem (${dataRoot}): p50 ${f2(fsync.p50)} ms, p99 ${f2(fsync.p99)} ms`)
 console.log(`commit ${machine.commit}` + (machine.srcChangesUncommitted > 0 ? ` plus ${machine.srcChangesUncommitted} uncommitted file(s) under src/, scripts/, drizzle/ (the binary is built from the work tree)` : ''))
-console.log(`load average before the run: ${f2(machine.loadAverage1m)} (anything above 0 is other work sharing these cores)`)
+console.log(
+  `before the run: load average ${f2(machine.loadAverage1m)}, CPU pressure ${machine.cpuPressure60s ?? '?'} % over the last minute ` +
+    '(time some task waited for a core: anything above 0 is other work sharing these cores)',
+)
 console.log(`the load generator (this process) runs on the same ${machine.cores} cores as the server: every HTTP figure pays for it`)
 
 // 1. The floor: every other row is read against it.
@@ -136,7 +139,8 @@ if (['c1', 'c32', 'health', 'rss'].some((r) => only.has(r))) {
   results.rss = { atRestMb: atRest }
   const loadLine = (r: LoadResult) =>
     `${r.requests} DTEs in ${f1(r.seconds)} s: ${f0(r.perSecond)} DTE/s, p50 ${f2(r.p50)} ms, p99 ${f2(r.p99)} ms, errors ${r.errors}` +
-    `${r.firstError ? ` (first: ${r.firstError})` : ''}; CPU: server ${f2(r.serverCores)} cores, load generator ${f2(r.generatorCores)} cores`
+    `${r.firstError ? ` (first: ${r.firstError})` : ''}; CPU: server ${f2(r.serverCores)} cores (main thread ${f2(r.serverThreadCores.main)}, ` +
+    `Workers ${f2(r.serverThreadCores.workers)}, JIT/GC/other ${f2(r.serverThreadCores.other)}), load generator ${f2(r.generatorCores)} cores`
 
   if (wants('c1')) {
     section('row 3: POST /dte, concurrency 1')
@@ -216,7 +220,7 @@ if (['c1', 'c32', 'health', 'rss'].some((r) => only.has(r))) {
     summary.push({ what: 'server RSS under load (peak)', measured: `${f0(rssPeak)} MB`, target: '≤ 300 MB', ok: rssPeak <= 300 })
     summary.push({
       what: `server RSS flat over ${r.requests} issuances`,
-      measured: `+${f1(flat.growthMb)} MB (slope ${f1(flat.mbPer100k)} MB/100k)${samples.length < 8 ? `; only ${samples.length} samples, too few to say` : ''}`,
+      measured: `${flat.growthMb >= 0 ? '+' : '−'}${f1(Math.abs(flat.growthMb))} MB (slope ${f1(flat.mbPer100k)} MB/100k)${samples.length < 8 ? `; only ${samples.length} samples, too few to say` : ''}`,
       target: 'flat: ≤ 10 MB growth, last vs second quarter',
       ok: samples.length < 8 ? null : r.errors === 0 && flat.growthMb <= 10,  // too few samples to say
     })
@@ -305,8 +309,9 @@ if (floorAtEnd !== null) {
   summary.splice(1, 0, { what: 'signature floor again, at the end of the run', measured: `${f0(floorAtEnd.dtePerSecond)} DTE/s`, target: '(how noisy the run was)', ok: null })
   results.floorAtEnd = floorAtEnd
 }
-console.log(`load average at the end: ${f2(loadavg()[0]!)} (at the start: ${f2(machine.loadAverage1m)})`)
-section(`summary — commit ${machine.commit}${machine.srcChangesUncommitted ? ' + work tree' : ''}, ${machine.cores} cores, load generator on the same cores${quick ? ', QUICK MODE (short runs: not the figures)' : ''}`)
+console.log(`at the end: load average ${f2(loadavg()[0]!)}, CPU pressure ${cpuPressure60s() ?? '?'} % (at the start: ${f2(machine.loadAverage1m)}, ${machine.cpuPressure60s ?? '?'} %)`)
+results.atEnd = { loadAverage1m: loadavg()[0], cpuPressure60s: cpuPressure60s() }
+section(`summary — commit ${machine.commit}${machine.srcChangesUncommitted ? ' + work tree' : ''}, ${machine.cores} cores, load generator on the same cores, load average ${f2(machine.loadAverage1m)} → ${f2(loadavg()[0]!)}${quick ? ', QUICK MODE (short runs: not the figures)' : ''}`)
 const table = ['| what | measured | target | ok? |', '| --- | --- | --- | --- |', ...summary.map((v) => `| ${v.what} | ${v.measured} | ${v.target} | ${v.ok === null ? '–' : v.ok ? 'yes' : 'NO'} |`)]
 console.log(table.join('\n'))
 results.summary = summary
