@@ -108,7 +108,7 @@ export interface CanonicalDocumento {
 export function canonicalDocumento(dte: string): CanonicalDocumento | null {
   const head = DTE_HEAD.exec(dte)
   if (head === null || !dteAttributesInSubset(head[1] ?? '')) return null
-  const element = canonicalizeElement(dte, head[0].length, ` xmlns="${SII_NS}" xmlns:xsi="${XSI_NS}"`)
+  const element = scanCanonicalElement(dte, head[0].length, ` xmlns="${SII_NS}" xmlns:xsi="${XSI_NS}"`)
   if (element === null || !DTE_TAIL.test(dte.slice(element.end))) return null
   const id = / ID="([^"]*)">/.exec(element.canonical.slice(0, element.canonical.indexOf('>') + 1))?.[1]
   return id === undefined ? null : { id, canonical: element.canonical }
@@ -120,7 +120,7 @@ export function canonicalDocumento(dte: string): CanonicalDocumento | null {
  * and `xmlns:xsi` of `<DTE>` (docs/sii-protocol.md §4.3). Null when `signedInfo` is outside the subset.
  */
 export function canonicalSignedInfo(signedInfo: string): string | null {
-  const element = canonicalizeElement(signedInfo, 0, ` xmlns="${DSIG_NS}" xmlns:xsi="${XSI_NS}"`)
+  const element = scanCanonicalElement(signedInfo, 0, ` xmlns="${DSIG_NS}" xmlns:xsi="${XSI_NS}"`)
   return element !== null && element.end === signedInfo.length ? element.canonical : null
 }
 
