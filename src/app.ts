@@ -122,7 +122,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     if (config.faultGroupCommit) {
       const { phase, minGroup } = config.faultGroupCommit
       log.warn('fault.armed', { fault: 'group_commit', phase, min_group: minGroup })
-      groupCommitterOf(store.db).fault = { phase, minGroup, act: () => process.kill(process.pid, 'SIGKILL') }
+      groupCommitterOf(store).fault = { phase, minGroup, act: () => process.kill(process.pid, 'SIGKILL') }
     }
     return {
       deps,

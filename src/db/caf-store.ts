@@ -1,7 +1,8 @@
 // CAFs and their folio ranges. Folios are handed out by db/folio-reserver.ts and `next_folio` moves with each stored
 // document inside its transaction, so a folio is consumed exactly when the document that uses it is stored (DESIGN §11).
-import { and, asc, desc, eq, gte, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, desc, eq, gte, isNull, lt, lte, or, sql, type Placeholder, type SQL } from 'drizzle-orm'
 import type { Db } from './open'
+import { preparedStatements } from './prepared'
 import { cafs, type CafRow } from './schema'
 
 export type NewCaf = typeof cafs.$inferInsert
@@ -23,7 +24,7 @@ export function findOverlappingCaf(db: Db, empresaId: string, tipoDte: number, d
 }
 
 /** SQL of "active on `today`" (DESIGN §8), the same rule as domain/folios isCafActive. */
-function activeOn(today: string): SQL {
+function activeOn(today: string | Placeholder): SQL {
   return and(lte(cafs.next_folio, cafs.folio_hasta), or(isNull(cafs.vence_el), gte(cafs.vence_el, today)))!
 }
 
@@ -57,14 +58,18 @@ export function lastFolioHasta(db: Db, empresaId: string, tipoDte: number): numb
   return Number(row?.h ?? 0)
 }
 
-/** Free folios of a type over its active CAFs (caf.low_stock, DESIGN §7). */
-export function foliosLeft(db: Db, empresaId: string, tipoDte: number, today: string): number {
-  const row = db
+// Every issuance sums its type's free folios (checkCafStock): prepared once per connection (db/prepared.ts).
+const statements = preparedStatements((db) => ({
+  foliosLeft: db
     .select({ n: sql<number>`coalesce(sum(${cafs.folio_hasta} - ${cafs.next_folio} + 1), 0)` })
     .from(cafs)
-    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), activeOn(today)))
-    .get()
-  return Number(row?.n ?? 0)
+    .where(and(eq(cafs.empresa_id, sql.placeholder('empresaId')), eq(cafs.tipo_dte, sql.placeholder('tipoDte')), activeOn(sql.placeholder('today'))))
+    .prepare(),
+}))
+
+/** Free folios of a type over its active CAFs (caf.low_stock, DESIGN §7). */
+export function foliosLeft(db: Db, empresaId: string, tipoDte: number, today: string): number {
+  return Number(statements(db).foliosLeft.get({ empresaId, tipoDte, today })?.n ?? 0)
 }
 
 /** (empresa, tipo) pairs that have CAFs, for the periodic stock check. */

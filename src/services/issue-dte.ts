@@ -166,7 +166,7 @@ export async function issueDte(deps: IssueDeps, input: IssueInput): Promise<Stor
       caf: cafMaterialOf(deps, reservation.caf),
       signer: certificado.material,
     })
-    const answer = await groupCommitterOf(deps.store.db).submit((tx) => storeIssued(deps, tx, { ...input, hash, now, reservation, xml }))
+    const answer = await groupCommitterOf(deps.store).submit((tx) => storeIssued(deps, tx, { ...input, hash, now, reservation, xml }))
     stored = true
     return answer
   } finally {

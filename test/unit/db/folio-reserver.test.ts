@@ -129,7 +129,7 @@ test('a folio left unsettled a window behind stops new reservations with a 503, 
 test('group commit: writes queued together share one transaction; a failing one rolls back alone; all settle after COMMIT', async () => {
   const store = freshStore()
   store.sqlite.run('CREATE TABLE t (v INTEGER PRIMARY KEY)')
-  const committer = new GroupCommitter(store.db)
+  const committer = new GroupCommitter(store.db, store.sqlite)
   const seenInside: number[] = []
   const writes = [1, 2, 2, 3].map((v) =>
     committer.submit((tx) => {
@@ -154,7 +154,7 @@ test('group commit: when COMMIT itself fails, every write of the group is refuse
   const store = freshStore()
   store.sqlite.run('CREATE TABLE p (id INTEGER PRIMARY KEY)')
   store.sqlite.run('CREATE TABLE c (p INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)')
-  const committer = new GroupCommitter(store.db)
+  const committer = new GroupCommitter(store.db, store.sqlite)
   const ok = committer.submit((tx) => tx.run('INSERT INTO p (id) VALUES (1)' as never))
   // A deferred foreign key fails only at COMMIT: the whole group fails there.
   const bad = committer.submit((tx) => tx.run('INSERT INTO c (p) VALUES (99)' as never))
