@@ -4,8 +4,6 @@ import { loadConfig, SETTINGS, settingFlags, settingsHelp, type Config, type Sii
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createLogger } from '../log'
-import { ensureDemo } from '../services/demo'
-import { ensureDemoRecibidos } from '../services/demo-recibidos'
 import type { Deps } from '../services/deps'
 import { startHttpServer } from '../http/server'
 import { createConsoleDoor } from '../console/door'
@@ -53,6 +51,9 @@ const DEMO_INVOICE = {
 }
 
 async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
+  // Loaded with --demo only: the demo's certificate, CAFs and supplier envelopes need forge and the XML signers, which
+  // a server without the demo keeps out of the main thread's memory (issue 17).
+  const [{ ensureDemo }, { ensureDemoRecibidos }] = await Promise.all([import('../services/demo'), import('../services/demo-recibidos')])
   const outcome = await ensureDemo(deps)
   if (outcome.kind === 'skipped') {
     deps.log.warn('demo.skipped', { reason: outcome.reason })

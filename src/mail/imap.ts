@@ -1,8 +1,10 @@
 // Reading a company's exchange mailbox (DESIGN §13 "Receiving") with imapflow, and its attachments with mailparser.
 // Every failure comes back as a value with a short Spanish reason (src/mail/types.ts); the traps are in
 // docs/stack-notes.md "Mail (imapflow, mailparser, nodemailer, dovecot in tests)".
-import { ImapFlow, type ImapFlowOptions, type MessageEnvelopeObject } from 'imapflow'
-import { simpleParser, type Attachment } from 'mailparser'
+// imapflow and mailparser load at the first poll or connection test, not at start: a server without a configured
+// mailbox never needs them, and loaded with nodemailer they added ~16 MB to the server's memory at rest (issue 17).
+import type { ImapFlow, ImapFlowOptions, MessageEnvelopeObject } from 'imapflow'
+import type { Attachment } from 'mailparser'
 import { cleanReason, codeOf, MailTimeout, networkReason, within } from './deadline'
 import type { ConnectionCheck, ImapSettings, InboxMessage, MailAttachment, ReadOptions, ReadOutcome } from './types'
 
@@ -22,7 +24,7 @@ export async function readUnseen(
   opts: ReadOptions,
   handle: (msg: InboxMessage) => Promise<void>,
 ): Promise<ReadOutcome> {
-  const session = openSession(settings, opts.timeoutMs, HANDLE_ALLOWANCE_MS)
+  const session = await openSession(settings, opts.timeoutMs, HANDLE_ALLOWANCE_MS)
   let handled = 0
   try {
     await session.step('conexión', session.client.connect())
@@ -50,7 +52,7 @@ export async function readUnseen(
 
 /** Connects, logs in, opens the folder read-only (EXAMINE: nothing changes in it), logs out. */
 export async function testImap(settings: ImapSettings, timeoutMs: number): Promise<ConnectionCheck> {
-  const session = openSession(settings, timeoutMs, timeoutMs)
+  const session = await openSession(settings, timeoutMs, timeoutMs)
   try {
     await session.step('conexión', session.client.connect())
     await session.step('abrir carpeta', session.client.mailboxOpen(settings.folder, { readOnly: true }))
@@ -70,7 +72,8 @@ interface Session {
   end(): Promise<void>
 }
 
-function openSession(settings: ImapSettings, timeoutMs: number, silenceMs: number): Session {
+async function openSession(settings: ImapSettings, timeoutMs: number, silenceMs: number): Promise<Session> {
+  const { ImapFlow } = await import('imapflow')
   const options: ImapFlowOptions = {
     host: settings.host,
     port: settings.port,
@@ -140,6 +143,7 @@ async function download(session: Session, uid: number, size: number): Promise<In
   // imapflow fetches the source with BODY.PEEK[]: reading does not set \Seen, only our STORE after handle does.
   const fetched = await session.step('descarga', session.client.fetchOne(String(uid), { uid: true, source: true }, { uid: true }))
   if (!fetched || !fetched.source) return null
+  const { simpleParser } = await import('mailparser')
   const parsed = await simpleParser(fetched.source, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true })
   return {
     uid,

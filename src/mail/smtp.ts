@@ -4,7 +4,8 @@
 // A new transport per call, no pool: the outbox sends a handful of messages per company per run, a company's settings
 // (and password) can change between two runs, and servers drop idle pooled connections (421) anyway; one connection per
 // message also keeps one message's failure from touching the next. Connecting costs a round trip or two, nothing here.
-import { createTransport } from 'nodemailer'
+// nodemailer loads at the first send or connection test, not at start, as imapflow does in imap.ts (issue 17: memory at
+// rest).
 import type { SMTPTransportOptions } from 'nodemailer/lib/smtp-transport'
 import { cleanReason, codeOf, MailTimeout, networkReason, within } from './deadline'
 import type { ConnectionCheck, OutgoingMail, SendOutcome, SmtpSettings } from './types'
@@ -16,7 +17,7 @@ import type { ConnectionCheck, OutgoingMail, SendOutcome, SmtpSettings } from '.
 const EXCHANGES_PER_SEND = 5
 
 export async function sendMail(settings: SmtpSettings, mail: OutgoingMail, timeoutMs: number): Promise<SendOutcome> {
-  const transport = createTransport(transportOptions(settings, timeoutMs))
+  const transport = await createTransport(settings, timeoutMs)
   try {
     const info = await within('envío', timeoutMs * EXCHANGES_PER_SEND, () => transport.close(), transport.sendMail({
       from: settings.from,
@@ -36,7 +37,7 @@ export async function sendMail(settings: SmtpSettings, mail: OutgoingMail, timeo
 
 /** Connects, says EHLO, logs in when a user is set, and quits (nodemailer's verify). */
 export async function testSmtp(settings: SmtpSettings, timeoutMs: number): Promise<ConnectionCheck> {
-  const transport = createTransport(transportOptions(settings, timeoutMs))
+  const transport = await createTransport(settings, timeoutMs)
   try {
     await within('verificación', timeoutMs * EXCHANGES_PER_SEND, () => transport.close(), transport.verify())
     return { ok: true }
@@ -45,6 +46,11 @@ export async function testSmtp(settings: SmtpSettings, timeoutMs: number): Promi
   } finally {
     transport.close()
   }
+}
+
+async function createTransport(settings: SmtpSettings, timeoutMs: number) {
+  const nodemailer = await import('nodemailer')
+  return nodemailer.createTransport(transportOptions(settings, timeoutMs))
 }
 
 function transportOptions(settings: SmtpSettings, timeoutMs: number): SMTPTransportOptions {

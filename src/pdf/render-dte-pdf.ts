@@ -7,9 +7,9 @@ import { readDteView } from './dte-view'
 import { pdf417Matrix } from './pdf417'
 import { nombreDocumento, type PrintContext } from './sections'
 import { drawTermico, TERMICO_PDF417 } from './termico'
+import type { Formato } from './formatos'
 
-export type Formato = 'carta' | 'termico'
-export const FORMATOS: readonly Formato[] = ['carta', 'termico']
+export type { Formato } from './formatos'
 
 export interface RenderInput extends PrintContext {
   /** The stored signed DTE, ISO-8859-1 bytes. */

@@ -2,7 +2,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, copyFileSync, chmodSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import * as tar from 'tar'
+import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
@@ -11,6 +11,9 @@ import { VERSION } from '../version'
 import type { Deps } from './deps'
 
 const MANIFEST = 'manifest.json'
+
+/** tar loads with the first backup or restore: `serve`, which shares the binary, never needs it (issue 17: memory at rest). */
+const loadTar = () => import('tar')
 
 export interface BackupResult {
   readonly path: string
@@ -37,7 +40,8 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: {
     const manifest = { timbre: VERSION, schema: store.schema.binaryVersion, created_at: isoTimestamp(deps.clock.now()), files, includes_keys: input.includeKeys }
     await Bun.write(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
     const target = resolve(input.out)
-    await tar.c({ gzip: true, file: target, cwd: staging, portable: true, mode: 0o600 } as tar.TarOptionsWithAliasesAsyncFile, [MANIFEST, ...files])
+    const tar = await loadTar()
+    await tar.c({ gzip: true, file: target, cwd: staging, portable: true, mode: 0o600 } as TarOptionsWithAliasesAsyncFile, [MANIFEST, ...files])
     chmodSync(target, 0o600)
     return {
       path: target,
@@ -72,6 +76,7 @@ export async function restoreBackup(input: { from: string; dataDir: string }): P
   const present = readdirSync(dataDir).filter((f) => f !== '.gitkeep')
   if (present.length > 0) throw new RestoreError(`el directorio de datos ${dataDir} no está vacío (${present.slice(0, 3).join(', ')}); restaure en uno vacío`)
   const allowed = new Set([MANIFEST, DB_FILE, MASTER_KEY_FILE, JWT_PRIVATE_KEY_FILE])
+  const tar = await loadTar()
   try {
     await tar.x({ file: from, cwd: dataDir, filter: (path: string) => allowed.has(path.replace(/^\.\//, '')) })
   } catch (err) {

@@ -3,7 +3,7 @@ import { findDte } from '../db/dte-store'
 import { isTipoDte } from '../domain/emision'
 import { TIPOS } from '../domain/tipos'
 import { TimbreError, validationError, type FieldError } from '../errors'
-import { FORMATOS, type Formato } from '../pdf/render-dte-pdf'
+import { FORMATOS, type Formato } from '../pdf/formatos'
 import type { Deps } from './deps'
 import { getEmpresa } from './empresas'
 

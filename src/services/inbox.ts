@@ -9,10 +9,7 @@ import { isoTimestamp } from '../clock'
 import { findInboxAttachment, recordInboxAttachment } from '../db/inbox-store'
 import { readUnseen } from '../mail/imap'
 import type { InboxMessage, MailAttachment } from '../mail/types'
-import { readEnvioRecibos } from '../xml/envio-recibos'
 import { exchangeKindOf } from '../xml/exchange-kind'
-import { readRespSii } from '../xml/resp-sii'
-import { readRespuestaDte } from '../xml/respuesta-dte'
 import type { Deps } from './deps'
 import { applyEnvioRecibos, applyRespuestaDte } from './intercambio-dte'
 import { configuredMailboxes, mailboxSettings, recordPoll } from './mailbox'
@@ -90,16 +87,20 @@ async function handleAttachment(deps: InboxDeps, empresaId: string, msg: InboxMe
   }
   // Answers about the company's own DTEs. Applying one twice only re-writes the same fields, so the row that marks
   // the attachment done comes after it: a crash in between re-applies it, and at worst repeats its webhook, which
-  // webhooks allow (at least once, DESIGN §7).
+  // webhooks allow (at least once, DESIGN §7). Each reader loads with the first answer of its kind (issue 17: a server
+  // whose mailbox never gets one keeps them, and the XML libraries under them, out of memory).
   if (kind === 'RespuestaDTE') {
+    const { readRespuestaDte } = await import('../xml/respuesta-dte')
     const read = readRespuestaDte(bytes)
     const { matched } = read ? applyRespuestaDte(deps, { empresaId, read }) : { matched: 0 }
     record('respuesta_dte', read ? `${matched} DTE actualizados` : 'RespuestaDTE ilegible')
   } else if (kind === 'EnvioRecibos') {
+    const { readEnvioRecibos } = await import('../xml/envio-recibos')
     const read = readEnvioRecibos(bytes)
     const { matched } = read ? applyEnvioRecibos(deps, { empresaId, read }) : { matched: 0 }
     record('envio_recibos', read ? `${matched} DTE actualizados` : 'EnvioRecibos ilegible')
   } else {
+    const { readRespSii } = await import('../xml/resp-sii')
     const read = readRespSii(bytes)
     const { matched } = read ? applyRespSii(deps, { empresaId, read }) : { matched: 0 }
     record('resp_sii', read ? `${matched} DTE actualizados` : 'RespSII ilegible')

@@ -51,10 +51,8 @@ import type { RegistroOutcome } from '../domain/sii-respuestas'
 import { TimbreError, validationError, type FieldError } from '../errors'
 import type { SiiCompany, SiiCredentials } from '../sii/client/client'
 import { authorityKeys } from '../xml/authority-keys'
-import { buildEnvioRecibos } from '../xml/envio-recibos'
 import { exchangeKindOf } from '../xml/exchange-kind'
-import { checkReceivedEnvio, type ReceivedEnvio } from '../xml/received-envio'
-import { buildRecepcionEnvio, buildResultadoDte } from '../xml/respuesta-dte'
+import type { ReceivedEnvio } from '../xml/received-envio'
 import type { Deps } from './deps'
 import { emitEvent } from './events'
 import { LEASE_MS, siiCredentials } from './submit-dte'
@@ -212,6 +210,23 @@ export interface ReceiveResult {
   readonly created: boolean
 }
 
+/**
+ * The exchange's XML (the checks of a received envelope and its signatures, the signed RespuestaDTE and EnvioRecibos)
+ * loads with the first reception or action, not at start: a server that receives nothing keeps xml-crypto and
+ * xmlbuilder2 out of its main thread's memory (issue 17).
+ */
+async function exchangeXml() {
+  const [received, respuesta, recibos] = await Promise.all([import('../xml/received-envio'), import('../xml/respuesta-dte'), import('../xml/envio-recibos')])
+  return {
+    checkReceivedEnvio: received.checkReceivedEnvio,
+    buildRecepcionEnvio: respuesta.buildRecepcionEnvio,
+    buildResultadoDte: respuesta.buildResultadoDte,
+    buildEnvioRecibos: recibos.buildEnvioRecibos,
+  }
+}
+
+type ExchangeXml = Awaited<ReturnType<typeof exchangeXml>>
+
 function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
@@ -244,7 +259,8 @@ async function receive(deps: ReceiveDeps, input: ReceiveInput, refuseUnreadable:
   }
   const empresa = findEmpresaById(db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} is missing`)
-  const checked = await checkReceivedEnvio(bytes, {
+  const exchange = await exchangeXml()
+  const checked = await exchange.checkReceivedEnvio(bytes, {
     rutEmpresa: empresa.rut,
     authorityKeys: authorityKeys({ allowSimulator: acceptsSimulatedCafs(deps, empresa) }),
     isDuplicate: (rutEmisor, tipoDte, folio) => hasRecibido(db, empresaId, rutEmisor, tipoDte, folio),
@@ -253,7 +269,7 @@ async function receive(deps: ReceiveDeps, input: ReceiveInput, refuseUnreadable:
   const now = deps.clock.now()
   const at = isoTimestamp(now)
   const envioId = Bun.randomUUIDv7()
-  const acuse = input.origen === 'correo' ? prepareAcuse(deps, { empresa, checked, envioId, fileName: input.fileName, fromAddress: input.fromAddress, now }) : null
+  const acuse = input.origen === 'correo' ? prepareAcuse(deps, exchange, { empresa, checked, envioId, fileName: input.fileName, fromAddress: input.fromAddress, now }) : null
   const result = db.transaction(
     (tx) => {
       // Another process may have taken the same bytes while this one checked them (unique (empresa_id, sha256)).
@@ -314,6 +330,7 @@ export function hasAcciones(tipoDte: number): boolean {
  */
 function prepareAcuse(
   deps: ReceiveDeps,
+  exchange: ExchangeXml,
   input: { empresa: EmpresaRow; checked: ReceivedEnvio; envioId: string; fileName: string | null; fromAddress: string | null; now: Date },
 ): Omit<QueuedMail, 'at'> | null {
   const { empresa, checked, now } = input
@@ -323,7 +340,7 @@ function prepareAcuse(
   // CodEnvio: the envelope's number among the company's (recibidoEnvioNumber reads it back for the ResultadoDTE).
   const codEnvio = countRecibidoEnvios(db, empresa.id) + 1
   const idRespuesta = countMailsOfKinds(db, empresa.id, RESPUESTAS) + 1
-  const xml = buildRecepcionEnvio(
+  const xml = exchange.buildRecepcionEnvio(
     {
       rutResponde: empresa.rut,
       // RutRecibe is required: an envelope too broken to name its issuer (91) is answered to whoever signed it, else
@@ -543,12 +560,13 @@ export function updateRecibidoRow(db: Db, row: Pick<RecibidoRow, 'empresa_id' | 
 export async function registerAccion(deps: AccionDeps, ctx: AccionContext, row: RecibidoRow, index: number, opts: { emit: boolean }): Promise<RecibidoRow> {
   const entry = accionesOf(row)[index]
   if (!entry || entry.estado !== 'pendiente') return row
+  const exchange = await exchangeXml()
   const asked = await deps.sii.registrarAccion(ctx.company, ctx.creds, { rutEmisor: row.rut_emisor, tipoDte: row.tipo_dte, folio: row.folio }, entry.accion)
   const outcome: RegistroOutcome =
     asked.kind === 'rechazada' && asked.codResp === COD_RESP_YA_REGISTRADO ? { kind: 'registrada', codResp: 0, descResp: asked.descResp } : asked
   const now = deps.clock.now()
   const at = isoTimestamp(now)
-  const mail = outcome.kind === 'registrada' ? prepareAnswer(deps, ctx, row, entry, now) : null
+  const mail = outcome.kind === 'registrada' ? prepareAnswer(deps, exchange, ctx, row, entry, now) : null
   const applied = deps.store.db.transaction(
     (tx) => {
       const cur = findRecibido(tx, row.empresa_id, row.id)
@@ -591,7 +609,7 @@ const RESULTADO_DE: Readonly<Record<Exclude<Accion, 'ERM'>, EstadoResultadoDte>>
  * of Ley 19.983. The address: the one the envelope came from, else the SII's list of issuers, else none
  * (`sin_destinatario`: queued, never sent).
  */
-function prepareAnswer(deps: AccionDeps, ctx: AccionContext, row: RecibidoRow, entry: AccionEntry, now: Date): Omit<QueuedMail, 'at'> {
+function prepareAnswer(deps: AccionDeps, exchange: ExchangeXml, ctx: AccionContext, row: RecibidoRow, entry: AccionEntry, now: Date): Omit<QueuedMail, 'at'> {
   const db = deps.store.db
   const envio = findRecibidoEnvio(db, row.empresa_id, row.envio_id)
   const to = envio?.from_address ?? findContribuyente(db, row.rut_emisor)?.email_intercambio ?? null
@@ -600,7 +618,7 @@ function prepareAnswer(deps: AccionDeps, ctx: AccionContext, row: RecibidoRow, e
   const documento = { folio: row.folio, fechaEmision: row.fecha_emision, rutEmisor: row.rut_emisor, montoTotal: row.monto_total }
   if (entry.accion === 'ERM') {
     const n = countMailsOfKinds(db, row.empresa_id, ['envio_recibos']) + 1
-    const xml = buildEnvioRecibos(
+    const xml = exchange.buildEnvioRecibos(
       {
         rutResponde: ctx.empresa.rut,
         rutRecibe: row.rut_emisor,
@@ -612,7 +630,7 @@ function prepareAnswer(deps: AccionDeps, ctx: AccionContext, row: RecibidoRow, e
     return { empresaId: row.empresa_id, kind: 'envio_recibos', to, subject: `Recibo de mercaderías DTE ${doc}`, attachment: xml, attachmentName: `EnvioRecibos_${rut}_${n}.xml` }
   }
   const idRespuesta = countMailsOfKinds(db, row.empresa_id, RESPUESTAS) + 1
-  const xml = buildResultadoDte(
+  const xml = exchange.buildResultadoDte(
     {
       rutResponde: ctx.empresa.rut,
       rutRecibe: row.rut_emisor,

@@ -5,8 +5,9 @@
 // test/fixtures/sii/schemas/ (a test compares them), embedded in the binary as files: a `type: 'text'` import would
 // decode their ISO-8859-1 bytes as UTF-8, so they are read back as bytes instead. xmllint-wasm compiles the schema on
 // every call (one worker per call, ~140 ms, docs/stack-notes.md) and offers no way to keep a compiled schema: only the
-// file bytes are loaded once and reused.
-import { validateXML, type XMLFileInfo } from 'xmllint-wasm'
+// file bytes are loaded once and reused. xmllint-wasm itself is loaded at the first validation, not at start (issue 17:
+// the main thread's memory at rest).
+import type { XMLFileInfo } from 'xmllint-wasm'
 import dteXsd from './schemas/DTE_v10.xsd' with { type: 'file' }
 import envioBoletaXsd from './schemas/EnvioBOLETA_v11.xsd' with { type: 'file' }
 import envioDteXsd from './schemas/EnvioDTE_v10.xsd' with { type: 'file' }
@@ -81,6 +82,7 @@ export async function validateSchema(document: Uint8Array, root: SchemaRoot): Pr
   const bytes = await schemaBytes()
   const file = (name: string): XMLFileInfo => ({ fileName: name, contents: bytes.get(name) ?? new Uint8Array() })
   const set = SCHEMA_SETS[root]
+  const { validateXML } = await import('xmllint-wasm')
   try {
     const result = await validateXML({
       xml: [{ fileName: set.fileName, contents: document }],

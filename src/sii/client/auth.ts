@@ -2,7 +2,6 @@
 // token is distinct). Each seed is used once and at once (valid 2 minutes, §6.8). Failures come back as reasons,
 // never throws; nothing here logs or returns the signed seed.
 import type { Signer } from '../../domain/signer'
-import { signSeed } from '../../xml/seed-signature'
 import { GET_TOKEN_ESTADOS, SEED_OK } from './codes'
 import { exchange, passingFault, snippet } from './http'
 import { PATHS } from './hosts'
@@ -23,7 +22,7 @@ export async function fetchSoapToken(ctx: AuthContext): Promise<TokenResult> {
   const seedReply = await callSoap({ ...common, url: ctx.origin + PATHS.crSeed, operation: 'getSeed', params: [] })
   const seed = seedFrom(soapRespuesta(seedReply, 'getSeed'))
   if (seed.kind === 'failed') return seed
-  const pszXml = signSeed(seed.seed, ctx.signer)
+  const pszXml = await signedSeed(seed.seed, ctx.signer)
   const tokenReply = await callSoap({ ...common, url: ctx.origin + PATHS.getTokenFromSeed, operation: 'getToken', params: [['pszXml', pszXml]] })
   return tokenFrom(soapRespuesta(tokenReply, 'getToken'))
 }
@@ -33,11 +32,20 @@ export async function fetchBoletaToken(ctx: AuthContext): Promise<TokenResult> {
   const seedRes = await exchange(ctx.fetch, { method: 'GET', url: ctx.origin + PATHS.boletaSemilla, headers: { Accept: 'application/xml' } }, ctx.timeoutMs)
   const seed = seedFrom(restRespuesta(seedRes, 'semilla'))
   if (seed.kind === 'failed') return seed
-  const body = signSeed(seed.seed, ctx.signer)
+  const body = await signedSeed(seed.seed, ctx.signer)
   const tokenRes = await exchange(ctx.fetch, {
     method: 'POST', url: ctx.origin + PATHS.boletaToken, headers: { 'Content-Type': 'application/xml', Accept: 'application/xml' }, body,
   }, ctx.timeoutMs)
   return tokenFrom(restRespuesta(tokenRes, 'token'))
+}
+
+/**
+ * The XML signer (xml-crypto) loads with the first token, not at start: a server that has nothing to send yet does not
+ * hold it (issue 17: memory at rest). Tokens are kept (token-cache.ts), so the import is paid once, at the first one.
+ */
+async function signedSeed(seed: string, signer: Signer): Promise<string> {
+  const { signSeed } = await import('../../xml/seed-signature')
+  return signSeed(seed, signer)
 }
 
 type Parsed = { readonly kind: 'respuesta'; readonly respuesta: Respuesta } | { readonly kind: 'failed'; readonly reason: string }

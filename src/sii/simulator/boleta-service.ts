@@ -6,11 +6,11 @@ import { santiagoTimestamp } from '../../clock'
 import { normalizeRut } from '../../domain/rut'
 import { checkToken, tokenFromCookie, type TokenCheck } from './auth'
 import { seedRespuesta, tokenRespuesta } from './auth-answers'
-import { pathIs, type Route, type SimulatorContext } from './channel'
+import { MAX_ENVELOPE_BYTES, pathIs, type Route, type SimulatorContext } from './channel'
 import { checkEnvelope, checkSender, isRefusal, readEnvelope, rejectionOfRefusal, type ReadEnvelope, type UploadParties } from './checks'
 import { parseDteQuery } from './dte-query-params'
 import {
-  earlierTrackId, MAX_ENVELOPE_BYTES, readUploadForm, recordEnvelope, sha256Hex, uploadRuts,
+  earlierTrackId, readUploadForm, recordEnvelope, sha256Hex, uploadRuts,
 } from './envelope-reception'
 import { jsonResponse, textResponse } from './http-responses'
 import { countersOf, dteStatus } from './queries'

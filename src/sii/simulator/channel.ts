@@ -4,6 +4,9 @@
 import type { KeyObject } from 'node:crypto'
 import type { SimulatorStore } from './store'
 
+/** The SII does not publish its upload limit; 2000 DTEs of a few KB fit well under this. */
+export const MAX_ENVELOPE_BYTES = 50 * 1024 * 1024
+
 export interface SimulatorContext {
   readonly store: SimulatorStore
   /** The injected clock: tokens, seeds and the states over time follow it (docs/decisions/simulator.md "States over time"). */

@@ -7,9 +7,6 @@ import type { SimulatorContext } from './channel'
 import { decideDocuments, type DocumentVerdict, type ReadEnvelope } from './checks'
 import type { Channel, DocumentoRow, EnvioRow, StoredRejection } from './store'
 
-/** The SII does not publish its upload limit; 2000 DTEs of a few KB fit well under this. */
-export const MAX_ENVELOPE_BYTES = 50 * 1024 * 1024
-
 export type UploadForm =
   | { readonly kind: 'form'; readonly data: FormData; readonly bytes: Uint8Array; readonly fileName: string }
   | { readonly kind: 'cut'; readonly reason: string; readonly data: FormData | null }

@@ -6,15 +6,10 @@
 // upload-service.ts (DTEUpload), boleta-service.ts (the boleta REST API), registro-reclamo-service.ts
 // (RegistroReclamoDTE of ws1/ws2).
 import { authorityKeys } from '../../xml/authority-keys'
-import { BOLETA_ROUTES } from './boleta-service'
-import type { Route, SimulatorContext } from './channel'
-import { MAX_ENVELOPE_BYTES } from './envelope-reception'
+import { MAX_ENVELOPE_BYTES, type Route, type SimulatorContext } from './channel'
 import { DEFAULT_HANG_MS, drawFault, faultResponse, Hangs, type FaultOptions } from './faults'
 import { textResponse } from './http-responses'
-import { REGISTRO_RECLAMO_ROUTES } from './registro-reclamo-service'
-import { SOAP_ROUTES } from './soap-service'
 import { SimulatorStore } from './store'
-import { UPLOAD_ROUTES } from './upload-service'
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
@@ -41,8 +36,18 @@ export interface RunningSimulator {
 
 const DEFAULT_PROCESSING_DELAY_MS = 3000
 
-/** Every endpoint of every channel. No two match the same request, so their order does not matter. */
-const ROUTES: readonly Route[] = [...SOAP_ROUTES, ...UPLOAD_ROUTES, ...BOLETA_ROUTES, ...REGISTRO_RECLAMO_ROUTES]
+let routes: Promise<readonly Route[]> | undefined
+
+/**
+ * Every endpoint of every channel. No two match the same request, so their order does not matter. Loaded at the first
+ * request, not at start: the channels bring the signature checks, the XSD validator and forge, which a server whose
+ * simulator is never called (most of the time at rest) should not hold in memory (issue 17).
+ */
+function channelRoutes(): Promise<readonly Route[]> {
+  routes ??= Promise.all([import('./soap-service'), import('./upload-service'), import('./boleta-service'), import('./registro-reclamo-service')])
+    .then(([soap, upload, boleta, registro]) => [...soap.SOAP_ROUTES, ...upload.UPLOAD_ROUTES, ...boleta.BOLETA_ROUTES, ...registro.REGISTRO_RECLAMO_ROUTES])
+  return routes
+}
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const store = new SimulatorStore(opts.dataDir ?? null)
@@ -102,7 +107,7 @@ function requestHandler(ctx: SimulatorContext, opts: SimulatorOptions, hangs: Ha
 /** Unknown paths get the 404 page of the SII's web server; a bug in a channel is its bare `Error 500`, and logged. */
 async function route(ctx: SimulatorContext, req: Request, url: URL): Promise<Response> {
   try {
-    const found = ROUTES.find((r) => r.method === req.method && r.matches(url))
+    const found = (await channelRoutes()).find((r) => r.method === req.method && r.matches(url))
     if (found !== undefined) return await found.answer(ctx, req, url)
     return textResponse('<html><body><h1>404 Not Found</h1></body></html>', 'text/html', 404)
   } catch (err) {

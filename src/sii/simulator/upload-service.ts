@@ -4,10 +4,10 @@
 // before the answer too, but are reported through the envelope's states (docs/decisions/simulator.md).
 import { santiagoTimestamp } from '../../clock'
 import { checkToken, tokenFromCookie } from './auth'
-import { pathIs, type Route, type SimulatorContext } from './channel'
+import { MAX_ENVELOPE_BYTES, pathIs, type Route, type SimulatorContext } from './channel'
 import { checkEnvelope, checkSender, isRefusal, readEnvelope } from './checks'
 import {
-  earlierTrackId, MAX_ENVELOPE_BYTES, readUploadForm, recordEnvelope, sha256Hex, uploadRuts,
+  earlierTrackId, readUploadForm, recordEnvelope, sha256Hex, uploadRuts,
 } from './envelope-reception'
 import { textResponse } from './http-responses'
 import { recepcionDte } from './soap'
