@@ -1,8 +1,10 @@
-// Issued documents. Lists are newest first by UUIDv7, each filter backed by an (empresa_id, column, id) index.
-import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
+// Issued documents. Lists are newest first by UUIDv7 and counted from trigger-kept buckets (docs/decisions/list-counts.md).
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import type { EstadoDte } from '../domain/estados'
 import type { Db } from './open'
-import { dteCounts, dtes, type DteRow } from './schema'
+import { preparedStatements } from './prepared'
+import { dteCounts, dteCountsDia, dteCountsReceptor, dtes, type DteRow } from './schema'
 
 export type NewDte = typeof dtes.$inferInsert
 
@@ -34,30 +36,202 @@ export function findDteReferencias(db: Db, empresaId: string, tipoDte: number, f
     .get()?.referencias
 }
 
-function conditions(empresaId: string, f: DteFilter): SQL[] {
-  const c: SQL[] = [eq(dtes.empresa_id, empresaId)]
-  if (f.tipoDte !== undefined) c.push(eq(dtes.tipo_dte, f.tipoDte))
-  if (f.estado !== undefined) c.push(eq(dtes.estado, f.estado))
-  if (f.fechaDesde !== undefined) c.push(gte(dtes.fecha_emision, f.fechaDesde))
-  if (f.fechaHasta !== undefined) c.push(lte(dtes.fecha_emision, f.fechaHasta))
-  if (f.rutReceptor !== undefined) c.push(eq(dtes.rut_receptor, f.rutReceptor))
-  return c
-}
-
 // Lists never return the XML blob nor the stored request: leave them out of the read.
 const { xml: _xml, request: _request, ...LIST_COLUMNS } = getTableColumns(dtes)
 export type DteListRow = Omit<DteRow, 'xml' | 'request'>
 
-export function listDtes(db: Db, empresaId: string, filter: DteFilter, afterId: string | null, limit: number): DteListRow[] {
-  const c = conditions(empresaId, filter)
-  if (afterId !== null) c.push(lt(dtes.id, afterId))
-  return db.select(LIST_COLUMNS).from(dtes).where(and(...c)).orderBy(desc(dtes.id)).limit(limit).all()
+/** The matches of a filter as their buckets count them: how many, and bounds of their ids (null when none). */
+interface Matches {
+  readonly n: number
+  readonly minId: string | null
+  readonly maxId: string | null
 }
 
+/** Ids from `lo` to `hi`, both included. */
+interface Span {
+  lo: string
+  readonly hi: string
+}
+
+/** How a page is read (docs/decisions/list-counts.md): walk an index newest first, or read a date range and sort. */
+export type Plan = 'id' | 'estado' | 'tipo' | 'rut' | 'fecha'
+
+const INDEX_OF: Readonly<Record<Plan, string>> = {
+  id: 'dtes_empresa',
+  estado: 'dtes_empresa_estado',
+  tipo: 'dtes_empresa_tipo',
+  rut: 'dtes_empresa_receptor',
+  fecha: 'dtes_empresa_fecha',
+}
+
+/** A walk expected to read more index entries than this reads only the spans of the matching buckets. */
+const SPAN_WALK_ABOVE = 2000
+/** Testing a filter on the table row instead of the index entry costs about this many entries (measured 12 to 17). */
+const ROW_READ_COST = 10
+
+// Unset filters are bound as NULL (or as an open date range), so one statement serves every combination.
+const NO_DATE_FROM = ''
+const NO_DATE_TO = '9999-12-31'
+const ph = (name: string) => sql.placeholder(name)
+const optional = (column: SQLiteColumn, name: string) => sql`(${ph(name)} IS NULL OR ${column} = ${ph(name)})`
+const inDates = (fecha: SQLiteColumn) => and(gte(fecha, ph('desde')), lte(fecha, ph('hasta')))
+
+const statements = preparedStatements((db) => {
+  // For each bucket table: the sum over the filter's buckets, and those buckets' id spans.
+  const buckets = (table: typeof dteCounts | typeof dteCountsDia | typeof dteCountsReceptor, where: SQL | undefined) => ({
+    sum: db
+      .select({ n: sql<number | null>`sum(${table.n})`, minId: sql<string | null>`min(${table.min_id})`, maxId: sql<string | null>`max(${table.max_id})` })
+      .from(table)
+      .where(where)
+      .prepare(),
+    spans: db.select({ lo: table.min_id, hi: table.max_id }).from(table).where(where).prepare(),
+  })
+  const tipoEstado = (t: { readonly tipo_dte: SQLiteColumn; readonly estado: SQLiteColumn }) => [optional(t.tipo_dte, 'tipo'), optional(t.estado, 'estado')]
+  const byTipoEstado = buckets(dteCounts, and(eq(dteCounts.empresa_id, ph('empresaId')), ...tipoEstado(dteCounts)))
+  const byDia = buckets(dteCountsDia, and(eq(dteCountsDia.empresa_id, ph('empresaId')), inDates(dteCountsDia.fecha_emision), ...tipoEstado(dteCountsDia)))
+  const byReceptor = buckets(
+    dteCountsReceptor,
+    and(eq(dteCountsReceptor.empresa_id, ph('empresaId')), eq(dteCountsReceptor.rut_receptor, ph('rut')), inDates(dteCountsReceptor.fecha_emision), ...tipoEstado(dteCountsReceptor)),
+  )
+  // The ids of one page, from the index alone but for estado (schema.ts). INDEXED BY, because the planner
+  // cannot know which index is cheapest for these values; the counts can (choosePlan).
+  const LEAD: Readonly<Record<Plan, SQL | undefined>> = {
+    id: undefined,
+    estado: eq(dtes.estado, ph('estado')),
+    tipo: eq(dtes.tipo_dte, ph('tipo')),
+    rut: eq(dtes.rut_receptor, ph('rut')),
+    fecha: undefined,
+  }
+  const pageIds = (plan: Plan) =>
+    db
+      .select({ id: sql<string>`${dtes.id}` })
+      .from(sql`${dtes} INDEXED BY ${sql.identifier(INDEX_OF[plan])}`)
+      .where(
+        and(
+          eq(dtes.empresa_id, ph('empresaId')),
+          LEAD[plan],
+          gte(dtes.id, ph('lowest')),
+          lt(dtes.id, ph('below')),
+          inDates(dtes.fecha_emision),
+          optional(dtes.tipo_dte, 'tipo'),
+          optional(dtes.estado, 'estado'),
+          optional(dtes.rut_receptor, 'rut'),
+        ),
+      )
+      .orderBy(desc(dtes.id))
+      .limit(ph('limit'))
+      .prepare()
+  return {
+    byTipoEstado,
+    byDia,
+    byReceptor,
+    pageIds: { id: pageIds('id'), estado: pageIds('estado'), tipo: pageIds('tipo'), rut: pageIds('rut'), fecha: pageIds('fecha') },
+    rows: db
+      .select(LIST_COLUMNS)
+      .from(dtes)
+      .where(sql`${dtes.id} IN (SELECT value FROM json_each(${ph('ids')}))`)
+      .prepare(),
+  }
+})
+
+function paramsOf(empresaId: string, f: DteFilter) {
+  return {
+    empresaId,
+    tipo: f.tipoDte ?? null,
+    estado: f.estado ?? null,
+    rut: f.rutReceptor ?? null,
+    desde: f.fechaDesde ?? NO_DATE_FROM,
+    hasta: f.fechaHasta ?? NO_DATE_TO,
+  }
+}
+
+const hasDates = (f: DteFilter) => f.fechaDesde !== undefined || f.fechaHasta !== undefined
+
+/** The bucket table that covers the filter: the receptor's days, the range's days, or the company's tipos and estados. */
+function bucketsOf(db: Db, f: DteFilter) {
+  const s = statements(db)
+  return f.rutReceptor !== undefined ? s.byReceptor : hasDates(f) ? s.byDia : s.byTipoEstado
+}
+
+function countMatches(db: Db, empresaId: string, f: DteFilter): Matches {
+  const row = bucketsOf(db, f).sum.get(paramsOf(empresaId, f))
+  return { n: row?.n ?? 0, minId: row?.minId ?? null, maxId: row?.maxId ?? null }
+}
+
+/** Exact, a sum over few bucket rows: what GET /dte answers as total_count. */
 export function countDtes(db: Db, empresaId: string, filter: DteFilter): number {
-  // Unfiltered: the trigger-kept counter (exact, since DTEs are never deleted) instead of counting a million rows.
-  if (Object.values(filter).every((v) => v === undefined)) return db.select({ n: dteCounts.n }).from(dteCounts).where(eq(dteCounts.empresa_id, empresaId)).get()?.n ?? 0
-  return db.select({ n: count() }).from(dtes).where(and(...conditions(empresaId, filter))).get()?.n ?? 0
+  return countMatches(db, empresaId, filter).n
+}
+
+/**
+ * The cheapest way to the page, estimated from exact counts, and how many index entries it should read. Walking an
+ * index newest first reads about `limit × (rows under that index's key) / matches` entries when the matches are spread
+ * out; reading a date range whole reads every DTE of the range. Each candidate's count is a bucket sum of its filter
+ * alone. Only dtes_empresa_estado holds estado: elsewhere an estado filter reads the table row of each entry it tests.
+ */
+function choosePlan(db: Db, empresaId: string, f: DteFilter, total: number, limit: number): { plan: Plan; cost: number } {
+  const kinds = [f.rutReceptor, f.estado, f.tipoDte, hasDates(f) || undefined].filter((v) => v !== undefined).length
+  const alone = (one: DteFilter) => (kinds === 1 ? total : countDtes(db, empresaId, one))
+  const perEntry = f.estado === undefined ? 1 : ROW_READ_COST
+  const walk = (rows: number) => rows * Math.min(1, limit / total) * perEntry
+  const costs: Array<{ plan: Plan; cost: number }> = []
+  if (f.estado !== undefined) costs.push({ plan: 'estado', cost: alone({ estado: f.estado }) * Math.min(1, limit / total) })
+  if (f.rutReceptor !== undefined) costs.push({ plan: 'rut', cost: walk(alone({ rutReceptor: f.rutReceptor })) })
+  if (f.tipoDte !== undefined) costs.push({ plan: 'tipo', cost: walk(alone({ tipoDte: f.tipoDte })) })
+  if (costs.length === 0) costs.push({ plan: 'id', cost: walk(kinds === 0 ? total : countDtes(db, empresaId, {})) })
+  if (hasDates(f)) costs.push({ plan: 'fecha', cost: alone({ fechaDesde: f.fechaDesde, fechaHasta: f.fechaHasta }) * perEntry })
+  return costs.reduce((best, c) => (c.cost < best.cost ? c : best))
+}
+
+/**
+ * The id spans of the filter's buckets, newest first, overlaps merged. When few DTEs of a large index range match
+ * (a receptor's only facturas among its boletas), they sit in few buckets, and the walk skips what lies between them.
+ */
+function bucketSpans(db: Db, empresaId: string, f: DteFilter): Span[] {
+  const rows = bucketsOf(db, f).spans.all(paramsOf(empresaId, f)).sort((a, b) => (a.hi < b.hi ? 1 : a.hi > b.hi ? -1 : 0))
+  const merged: Span[] = []
+  for (const r of rows) {
+    const last = merged.at(-1)
+    if (last !== undefined && r.hi >= last.lo) last.lo = r.lo < last.lo ? r.lo : last.lo
+    else merged.push({ lo: r.lo, hi: r.hi })
+  }
+  return merged
+}
+
+// Ids are 36 characters of [0-9a-f-], all below '~': every id up to `id` (inclusive) sorts below this.
+const justAbove = (id: string) => `${id}~`
+
+/**
+ * One page of GET /dte, newest first (keyset on the UUIDv7 id: `afterId` is the last id of the previous page), and the
+ * exact number of matches. The buckets that count the matches also bound their ids, so no walk leaves their spans.
+ * `force` is for tests: whichever plan and spans, the page must be the same.
+ */
+export function findDtePage(
+  db: Db,
+  empresaId: string,
+  filter: DteFilter,
+  afterId: string | null,
+  limit: number,
+  force: { readonly plan?: Plan; readonly spans?: boolean } = {},
+): { rows: DteListRow[]; total: number } {
+  const matches = countMatches(db, empresaId, filter)
+  if (matches.minId === null || matches.maxId === null) return { rows: [], total: matches.n }
+  const chosen = choosePlan(db, empresaId, filter, matches.n, limit)
+  const plan = force.plan ?? chosen.plan
+  const useSpans = force.spans ?? (plan !== 'fecha' && chosen.cost > SPAN_WALK_ABOVE)
+  const spans = useSpans ? bucketSpans(db, empresaId, filter) : [{ lo: matches.minId, hi: matches.maxId }]
+  const s = statements(db)
+  const params = paramsOf(empresaId, filter)
+  const ids: string[] = []
+  for (const span of spans) {
+    const below = afterId !== null && afterId < justAbove(span.hi) ? afterId : justAbove(span.hi)
+    if (below <= span.lo) continue
+    for (const r of s.pageIds[plan].all({ ...params, lowest: span.lo, below, limit: limit - ids.length })) ids.push(r.id)
+    if (ids.length === limit) break
+  }
+  if (ids.length === 0) return { rows: [], total: matches.n }
+  const byId = new Map(s.rows.all({ ids: JSON.stringify(ids) }).map((r) => [r.id, r]))
+  return { rows: ids.flatMap((id) => byId.get(id) ?? []), total: matches.n }
 }
 
 /** Moves a DTE from one estado to another only if it is still in the first (no lost updates between processes). */

@@ -166,11 +166,15 @@ export const dtes = sqliteTable(
   },
   (t) => [
     uniqueIndex('dtes_empresa_tipo_folio').on(t.empresa_id, t.tipo_dte, t.folio),
-    index('dtes_empresa').on(t.empresa_id, t.id),
-    index('dtes_empresa_estado').on(t.empresa_id, t.estado, t.id),
-    index('dtes_empresa_tipo').on(t.empresa_id, t.tipo_dte, t.id),
-    index('dtes_empresa_fecha').on(t.empresa_id, t.fecha_emision, t.id),
-    index('dtes_empresa_receptor').on(t.empresa_id, t.rut_receptor, t.id),
+    // GET /dte (docs/decisions/list-counts.md): each list walks one of these newest first, by id; the filter columns
+    // after the id let it test the other filters inside the index and read the table only for the rows it returns.
+    // Not estado: it changes three times in a DTE's life, and each index holding it would be rewritten each time.
+    index('dtes_empresa').on(t.empresa_id, t.id, t.fecha_emision),
+    index('dtes_empresa_estado').on(t.empresa_id, t.estado, t.id, t.fecha_emision, t.tipo_dte, t.rut_receptor),
+    index('dtes_empresa_tipo').on(t.empresa_id, t.tipo_dte, t.id, t.fecha_emision, t.rut_receptor),
+    index('dtes_empresa_receptor').on(t.empresa_id, t.rut_receptor, t.id, t.fecha_emision, t.tipo_dte),
+    // A short date range is read whole here and its newest ids sorted, when that costs less than a walk.
+    index('dtes_empresa_fecha').on(t.empresa_id, t.fecha_emision, t.id, t.tipo_dte, t.rut_receptor),
     index('dtes_due').on(t.estado, t.next_attempt_at),
   ],
 )
@@ -400,15 +404,37 @@ export type EventRow = typeof events.$inferSelect
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
 
 /**
- * DTEs per company, kept by a trigger on every insert (DTEs are never deleted): the unfiltered `total_count` of
- * GET /dte, which an exact COUNT made slow at a million rows (bench/issuance.ts).
+ * `total_count` of GET /dte without scanning the filter's rows (docs/decisions/list-counts.md): DTEs counted per
+ * bucket by triggers of drizzle/0010_dte_list_counts.sql, in the writer's transaction, so every count is exact. A bucket
+ * holds `n` > 0 DTEs (an emptied bucket is deleted) and bounds of their ids, `min_id` ≤ every id ≤ `max_id` (a DTE
+ * that leaves the bucket may leave them wider than needed, never narrower): the list walks only between them.
+ * drizzle-kit cannot declare WITHOUT ROWID: the migration's CREATE TABLE adds it (one b-tree per bucket table).
  */
-export const dteCounts = sqliteTable('dte_counts', {
+const bucket = {
   empresa_id: text('empresa_id')
-    .primaryKey()
+    .notNull()
     .references(() => empresas.id),
+  tipo_dte: integer('tipo_dte').notNull(),
+  estado: text('estado', { enum: ESTADOS_DTE }).notNull(),
   n: integer('n').notNull(),
-})
+  min_id: text('min_id').notNull(),
+  max_id: text('max_id').notNull(),
+}
+
+/** Per company, tipo and estado: no filter, estado, tipo_dte (at most 12 × 8 rows per company). */
+export const dteCounts = sqliteTable('dte_counts', { ...bucket }, (t) => [primaryKey({ columns: [t.empresa_id, t.tipo_dte, t.estado] })])
+
+/** Per company and day of fecha_emision: any filter with a date range and without rut_receptor. */
+export const dteCountsDia = sqliteTable('dte_counts_dia', { ...bucket, fecha_emision: text('fecha_emision').notNull() }, (t) => [
+  primaryKey({ columns: [t.empresa_id, t.fecha_emision, t.tipo_dte, t.estado] }),
+])
+
+/** Per company, receptor and day: any filter with rut_receptor (a receptor has at most one row per day, tipo and estado). */
+export const dteCountsReceptor = sqliteTable(
+  'dte_counts_receptor',
+  { ...bucket, rut_receptor: text('rut_receptor').notNull(), fecha_emision: text('fecha_emision').notNull() },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.rut_receptor, t.fecha_emision, t.tipo_dte, t.estado] })],
+)
 
 /**
  * Why the SII said what it said (issue 13): every SII answer that changed or informed a DTE, in the order it came —

@@ -1,6 +1,6 @@
 // DTE records and queries (spec 2.2, 4.1, 4.7) and the manual submission request (DESIGN §6).
 import { isoTimestamp } from '../clock'
-import { countDtes, findDte, listDtes as listRows, transitionDte, type DteFilter, type DteListRow } from '../db/dte-store'
+import { findDte, findDtePage, transitionDte, type DteFilter, type DteListRow } from '../db/dte-store'
 import { findDteIntercambio, findDteIntercambios } from '../db/dte-intercambio-store'
 import { insertTrackingEvent, lastTrackingEvent, listTrackingEvents } from '../db/dte-tracking-store'
 import type { Db } from '../db/open'
@@ -283,11 +283,9 @@ export function listDtes(
   deps: Pick<Deps, 'store'>,
   input: { empresaId: string; query: DteListQuery; afterId: string | null; limit: number },
 ): { rows: DteRecord[]; total: number } {
-  const filter = dteFilterOf(input.query)
-  const page = listRows(deps.store.db, input.empresaId, filter, input.afterId, input.limit)
-  const intercambios = findDteIntercambios(deps.store.db, input.empresaId, page.map((r) => r.id))
-  const rows = page.map((r) => toDteRecord(r, { intercambio: intercambios.get(r.id) }))
-  return { rows, total: countDtes(deps.store.db, input.empresaId, filter) }
+  const page = findDtePage(deps.store.db, input.empresaId, dteFilterOf(input.query), input.afterId, input.limit)
+  const intercambios = findDteIntercambios(deps.store.db, input.empresaId, page.rows.map((r) => r.id))
+  return { rows: page.rows.map((r) => toDteRecord(r, { intercambio: intercambios.get(r.id) })), total: page.total }
 }
 
 /** POST /dte/{id}/enviar: firmado → enviando, due now; anything else is 409 DTE_NOT_SENDABLE (DESIGN §6). */

@@ -137,6 +137,18 @@ describe('POST /dte/{id}/enviar', () => {
     expect((await list('?estado=enviando')).json.items.map((d: { id: string }) => d.id)).toEqual([id])
   })
 
+  test('total_count follows the estado change: one less firmado, one more enviando, for every filter it matches', async () => {
+    const { id, rut, fecha, tipo } = issued[4]!
+    const filters = [`?rut_receptor=${rut}`, `?fecha_desde=${fecha}&fecha_hasta=${fecha}`, `?tipo_dte=${tipo}&rut_receptor=${rut}&fecha_desde=${fecha}`, '']
+    const count = async (q: string) => (await list(q)).json.total_count as number
+    const before = await Promise.all(filters.flatMap((f) => [count(`${f}${f ? '&' : '?'}estado=firmado`), count(`${f}${f ? '&' : '?'}estado=enviando`)]))
+    expect((await s.request('POST', `${DTE}/${id}/enviar`, { headers: { 'X-Api-Key': t.writeKey } })).status).toBe(202)
+    const after = await Promise.all(filters.flatMap((f) => [count(`${f}${f ? '&' : '?'}estado=firmado`), count(`${f}${f ? '&' : '?'}estado=enviando`)]))
+    expect(after).toEqual(before.map((n, i) => (i % 2 === 0 ? n - 1 : n + 1)))
+    const page = await list(`?estado=enviando&rut_receptor=${rut}&fecha_desde=${fecha}&fecha_hasta=${fecha}`)
+    expect(page.json.items.map((d: { id: string }) => d.id)).toContain(id)
+  })
+
   test('a read-only key cannot ask for submission', async () => {
     expect((await s.request('POST', `${DTE}/${issued[2]!.id}/enviar`, { headers: { 'X-Api-Key': t.readKey } })).status).toBe(403)
   })
