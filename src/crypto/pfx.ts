@@ -47,15 +47,7 @@ export function openPfx(bytes: Uint8Array, password: string): Certificado {
   }
 }
 
-/** A certificate outside its validity at `now` cannot sign (LibreDTE refuses expired ones, docs/sii-protocol.md §10). */
-export function assertUsable(cert: Pick<Certificado, 'notBefore' | 'notAfter'>, now: Date): void {
-  if (now.getTime() > cert.notAfter.getTime()) {
-    throw invalidCertificate(`El certificado digital venció el ${cert.notAfter.toISOString().slice(0, 10)}.`)
-  }
-  if (now.getTime() < cert.notBefore.getTime()) {
-    throw invalidCertificate(`El certificado digital aún no es válido: rige desde el ${cert.notBefore.toISOString().slice(0, 10)}.`)
-  }
-}
+export { assertUsable } from '../domain/signer'
 
 function decodePkcs12(bytes: Uint8Array, password: string): forge.pkcs12.Pkcs12Pfx {
   let asn1: forge.asn1.Asn1

@@ -57,3 +57,6 @@ export function rutInText(text: string): string | null {
   const body = String(Number(match[1]))
   return body === '0' ? null : `${body}-${(match[2] ?? '').toUpperCase()}`
 }
+
+/** The SII's RUT: Caratula `RutReceptor` of every envelope uploaded to it (docs/sii-protocol.md §5). */
+export const SII_RUT = '60803000-K'

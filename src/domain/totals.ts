@@ -373,3 +373,23 @@ function exportTotals(request: EmitirDte, exento: bigint, decimals: number): Tot
     },
   }
 }
+
+/** A decimal without exponent nor trailing zeros (SII-FMT: decimals only when significant, docs/sii-protocol.md §1.3). */
+export function formatDecimal(value: number, maxDecimals: number): string {
+  const scaled = toScaled(value, maxDecimals)
+  const negative = scaled < 0n
+  const digits = (negative ? -scaled : scaled).toString().padStart(maxDecimals + 1, '0')
+  const int = digits.slice(0, digits.length - maxDecimals)
+  const frac = digits.slice(digits.length - maxDecimals).replace(/0+$/, '')
+  return `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
+}
+
+/**
+ * An export's currency and its MntTotal exactly as Totales writes it (the same text, from the same totals), for the
+ * DTE record and the SII status query, which must send the document's own total (DESIGN §12 "Exports",
+ * docs/sii-protocol.md §6.6); null for a domestic document.
+ */
+export function montoTotalMoneda(request: EmitirDte, totales: Totales = computeTotals(request)): { readonly moneda: string; readonly monto: string } | null {
+  const exportacion = totales.exportacion
+  return exportacion === null ? null : { moneda: exportacion.tpo_moneda, monto: formatDecimal(exportacion.monto_total, amountDecimals(request)) }
+}

@@ -2,7 +2,7 @@
 // opened on demand for signing and cached in memory as a KeyObject.
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { isoTimestamp, santiagoDate } from '../clock'
-import { assertUsable } from '../crypto/pfx'
+import { assertUsable } from '../domain/signer'
 import type { Signer } from '../domain/signer'
 import { signerMaterial, type SignerMaterial } from '../workers/signing-keys'
 import { findActiveCertificado, findLatestCertificado, insertActiveCertificado } from '../db/certificado-store'

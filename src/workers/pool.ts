@@ -6,12 +6,13 @@
 import { availableParallelism } from 'node:os'
 import { TimbreError } from '../errors'
 import type { TaskReply, TaskRequest } from './task-worker'
-import { TASKS, type TaskInput, type TaskKind, type TaskOutput, type TaskRunner } from './tasks'
+import { TASK_LIMITS_MS } from './limits'
+import type { TaskInput, TaskKind, TaskOutput, TaskRunner } from './tasks'
 
 export interface PoolOptions {
   /** Workers (default: the machine's cores, at least 1, at most 8). */
   readonly size?: number
-  /** Time limits by task, replacing TASKS' (tests shorten them). */
+  /** Time limits by task, replacing TASK_LIMITS_MS' (tests shorten them). */
   readonly limitsMs?: Partial<Record<TaskKind, number>>
   /** Told when a worker is killed or dies, for the log. */
   readonly onWorkerLost?: (event: { reason: 'timeout' | 'crash'; kind: TaskKind; message: string }) => void
@@ -114,7 +115,7 @@ export class WorkerPool implements TaskRunner {
       const pending = this.take()
       if (pending === undefined) return
       const id = this.nextId++
-      const limitMs = this.options.limitsMs?.[pending.kind] ?? TASKS[pending.kind].limitMs
+      const limitMs = this.options.limitsMs?.[pending.kind] ?? TASK_LIMITS_MS[pending.kind]
       const timer = setTimeout(() => this.expire(slot, id, limitMs), limitMs)
       slot.task = { ...pending, id, timer }
       slot.worker.postMessage({ id, kind: pending.kind, input: pending.input } satisfies TaskRequest)

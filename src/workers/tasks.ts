@@ -1,7 +1,7 @@
 // The CPU-bound work that runs in the worker pool (issue 17): each task is a pure function from a cloneable input to a
-// cloneable output, so the same function runs in a worker (pool.ts) or inline (CLI commands, tests of the function
-// itself). Signing a DTE, building and signing an envelope, drawing a PDF, opening a PKCS#12 file and reading a CAF
-// each take from half a millisecond to seconds of one core; on the event loop they would stall every company.
+// cloneable output, so the same function runs in a worker (pool.ts) or inline (tests of the function itself). Signing a DTE, building and signing an envelope, drawing a PDF, opening a PKCS#12 file and reading a CAF
+// each take from half a millisecond to seconds of one core; on the event loop they would stall every company. Only the
+// workers load this module (task-worker.ts, at their first task): the main thread imports its types alone.
 import type { EmitirDte } from '../domain/emision'
 import type { RenderInput } from '../pdf/render-dte-pdf'
 import { authorityKeys } from '../xml/authority-keys'
@@ -99,28 +99,21 @@ export function readCafTask(task: { readonly cafXml: string; readonly allowSimul
   }
 }
 
-/** Every task by name, with its time limit: past it the worker is killed and the caller gets a clear 503 (pool.ts). */
+/** Every task by name (their time limits are in ./limits.ts, which the main thread reads without loading these). */
 export const TASKS = {
-  'sign-dte': { run: signDteTask, limitMs: 10_000 },
-  'build-envelope': { run: envelopeTask, limitMs: 60_000 },
-  'render-pdf': { run: async (input: RenderInput) => (await import('../pdf/render-dte-pdf')).renderDtePdf(input), limitMs: 20_000 },
-  // Exporters use up to 600 000 PBKDF iterations: forge takes ~10 s on this class of machine (crypto/pfx.ts bounds them).
-  'open-pfx': { run: openPfxTask, limitMs: 60_000 },
-  'read-caf': { run: readCafTask, limitMs: 10_000 },
+  'sign-dte': signDteTask,
+  'build-envelope': envelopeTask,
+  'render-pdf': async (input: RenderInput) => (await import('../pdf/render-dte-pdf')).renderDtePdf(input),
+  'open-pfx': openPfxTask,
+  'read-caf': readCafTask,
 } as const
 
 export type TaskKind = keyof typeof TASKS
-export type TaskInput<K extends TaskKind> = Parameters<(typeof TASKS)[K]['run']>[0]
-export type TaskOutput<K extends TaskKind> = Awaited<ReturnType<(typeof TASKS)[K]['run']>>
+export type TaskInput<K extends TaskKind> = Parameters<(typeof TASKS)[K]>[0]
+export type TaskOutput<K extends TaskKind> = Awaited<ReturnType<(typeof TASKS)[K]>>
 
-/** Runs tasks: the worker pool in `serve`, or inline where one short command needs one task (CLI, demo set-up). */
+/** Runs tasks: the worker pool (pool.ts). */
 export interface TaskRunner {
   run<K extends TaskKind>(kind: K, input: TaskInput<K>): Promise<TaskOutput<K>>
   close(): Promise<void>
-}
-
-/** The same tasks on the calling thread: for commands that run one task and exit, where a worker would only add start-up. */
-export const inlineTasks: TaskRunner = {
-  run: async (kind, input) => (TASKS[kind].run as (i: typeof input) => never)(input),
-  close: async () => {},
 }

@@ -10,6 +10,7 @@ import { CLAUSULAS_VENTA, PAISES, TIPOS, TIPOS_BULTO, aduanaCode, type ReglasTip
 import {
   amountDecimals,
   comisionIva,
+  formatDecimal,
   computeLineas,
   computeTotals,
   grupoDescuento,
@@ -65,15 +66,6 @@ export function xmlText(value: string, maxChars: number): string {
   return truncateChars(cleanText(value).replace(/\r\n?/g, '\n'), maxChars)
 }
 
-/** A decimal without exponent nor trailing zeros (SII-FMT: decimals only when significant, docs/sii-protocol.md §1.3). */
-export function formatDecimal(value: number, maxDecimals: number): string {
-  const scaled = toScaled(value, maxDecimals)
-  const negative = scaled < 0n
-  const digits = (negative ? -scaled : scaled).toString().padStart(maxDecimals + 1, '0')
-  const int = digits.slice(0, digits.length - maxDecimals)
-  const frac = digits.slice(digits.length - maxDecimals).replace(/0+$/, '')
-  return `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
-}
 
 /** `F60T33`, the xs:ID the signature references (docs/sii-protocol.md §1.3, as the SII's own example). */
 export function documentId(tipoDte: number, folio: number): string {
@@ -136,15 +128,9 @@ function exportAmount(request: EmitirDte, amount: number): string {
   return formatDecimal(amount, amountDecimals(request))
 }
 
-/**
- * An export's currency and its MntTotal exactly as Totales writes it (the same text, from the same totals), for the
- * DTE record and the SII status query, which must send the document's own total (DESIGN §12 "Exports",
- * docs/sii-protocol.md §6.6); null for a domestic document.
- */
-export function montoTotalMoneda(request: EmitirDte, totales: Totales = computeTotals(request)): { readonly moneda: string; readonly monto: string } | null {
-  const exportacion = totales.exportacion
-  return exportacion === null ? null : { moneda: exportacion.tpo_moneda, monto: exportAmount(request, exportacion.monto_total) }
-}
+
+// Re-exported from the domain (where the main thread reads them without the XML builder, issue 17).
+export { formatDecimal, montoTotalMoneda } from '../domain/totals'
 
 // ------------------------------------------------------------------------------------------------ document
 

@@ -22,8 +22,7 @@ import type { Signer } from '../domain/signer'
  */
 export const SET_DTE_ID = 'SetDoc'
 
-/** The SII's RUT: Caratula `RutReceptor` of every envelope uploaded to it (docs/sii-protocol.md §5). */
-export const SII_RUT = '60803000-K'
+export { SII_RUT } from '../domain/rut'
 
 export interface Caratula {
   /** The issuer of every DTE in the envelope, canonical `12345678-K`. */
