@@ -16,8 +16,22 @@ export interface DteFilter {
   readonly rutReceptor?: string
 }
 
+// Every issuance inserts one row: a statement prepared once per connection with a placeholder for every column, and no
+// RETURNING (reading the row back, its XML included, cost more than the insert; issue 17 profile).
+const DTE_COLUMNS = Object.entries(getTableColumns(dtes))
+const insertStatement = preparedStatements((db) =>
+  db
+    .insert(dtes)
+    .values(Object.fromEntries(DTE_COLUMNS.map(([key]) => [key, sql.placeholder(key)])) as unknown as NewDte)
+    .prepare(),
+)
+
+/** Stores a DTE and returns the row as stored: what was given, the schema's defaults for the rest, null elsewhere. */
 export function insertDte(db: Db, row: NewDte): DteRow {
-  return db.insert(dtes).values(row).returning().get()
+  const given = row as Record<string, unknown>
+  const full = Object.fromEntries(DTE_COLUMNS.map(([key, column]) => [key, given[key] ?? (column.hasDefault ? column.default : null)])) as DteRow
+  insertStatement(db).run(full)
+  return full
 }
 
 export function findDte(db: Db, empresaId: string, id: string): DteRow | undefined {
