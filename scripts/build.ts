@@ -12,9 +12,9 @@ console.error('[build 1/2] embedding migrations from drizzle/')
 await $`${process.execPath} ${join(root, 'scripts/embed-migrations.ts')}`.cwd(root).quiet()
 console.error('[build 2/2] compiling src/main.ts into dist/timbre (bun build --compile)…')
 const result = await Bun.build({
-  // The worker pool's entry (src/workers/pool.ts) is a second entry point: a Worker inside the binary can only start
-  // code the build embedded as an entry.
-  entrypoints: [join(root, 'src/main.ts'), join(root, 'src/workers/task-worker.ts')],
+  // Each Worker's code is an entry point too (src/worker-entry.ts): a Worker inside the binary can only start code the
+  // build embedded as an entry. The task pool's, and the WAL checkpointer's.
+  entrypoints: [join(root, 'src/main.ts'), join(root, 'src/workers/task-worker.ts'), join(root, 'src/db/checkpoint-worker.ts')],
   compile: { outfile },
   minify: true,
   target: 'bun',

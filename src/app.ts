@@ -5,6 +5,7 @@ import { loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './cry
 import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
+import { startCheckpointer } from './db/checkpointer'
 import { groupCommitterOf } from './db/group-commit'
 import { ensureDataDir, openDatabase, type Store } from './db/open'
 import { lockDataDir } from './db/serve-lock'
@@ -117,6 +118,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     const sii = await connectSii(config, log, clock)
     const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
+    const checkpointer = startCheckpointer(store)
     const tasks = new WorkerPool({ size: config.workers ?? undefined, onWorkerLost: (event) => log.warn('worker.lost', event) })
     const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, siiTiming, siiHealth: sii.health, tasks }
     if (config.faultGroupCommit) {
@@ -129,6 +131,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
       simulatorUrl: sii.simulatorUrl,
       async close() {
         await tasks.close()
+        await checkpointer.stop()
         await sii.stop()
         store.close()
         lock.release()

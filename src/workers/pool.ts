@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os'
 import { TimbreError } from '../errors'
 import type { TaskReply, TaskRequest } from './task-worker'
+import { workerEntry } from '../worker-entry'
 import { TASK_LIMITS_MS } from './limits'
 import type { TaskInput, TaskKind, TaskOutput, TaskRunner } from './tasks'
 
@@ -28,14 +29,6 @@ interface Pending {
 interface Slot {
   worker: Worker
   task: (Pending & { id: number; timer: ReturnType<typeof setTimeout> }) | null
-}
-
-/**
- * In dist/timbre the worker is an extra entry point of the build, found under the embedded file system's root (the
- * folder the entries share, src/); from source it is the file beside this one.
- */
-function workerEntry(): string | URL {
-  return import.meta.url.includes('$bunfs') ? './workers/task-worker.ts' : new URL('./task-worker.ts', import.meta.url)
 }
 
 export function defaultPoolSize(): number {
@@ -85,7 +78,7 @@ export class WorkerPool implements TaskRunner {
   }
 
   private startWorker(slot: Slot): void {
-    const worker = new Worker(workerEntry())
+    const worker = new Worker(workerEntry('workers/task-worker'))
     worker.onmessage = (event: MessageEvent<TaskReply>) => {
       if (slot.worker === worker) this.settle(slot, event.data)
     }
