@@ -1,8 +1,14 @@
 // The worker pool (issue 17): Bun Workers that run tasks.ts off the event loop, so the HTTP thread keeps answering while
-// DTEs are signed, envelopes built, PDFs drawn and certificates opened on the other cores. One task at a time per
-// worker (a killed worker takes no innocent task with it), FIFO within two lanes: issuance's signatures, short and
-// waited on by a client holding a folio, and everything else; the lanes take turns so neither starves the other.
-// A task past its time limit gets its worker terminated and replaced, and its caller a 503 saying which task and why.
+// DTEs are signed, envelopes built, PDFs drawn and certificates opened on the other cores. FIFO within two lanes:
+// issuance's signatures, short and waited on by a client holding a folio, and everything else; the lanes take turns so
+// neither starves the other. A task past its time limit gets its worker terminated and replaced, and its caller a 503
+// saying which task and why.
+//
+// Signatures are pipelined: a worker holds up to SIGN_DEPTH of them, so it keeps signing while the main thread is
+// blocked in a COMMIT's fsync and cannot hand it the next one (with one task per worker, the bench showed the workers
+// idle half the time at 32 clients). A signature is synchronous in the worker, so the ones queued behind a stuck one
+// have not started: when the stuck one is killed they go back to the front of their lane, untouched. Every other kind
+// runs alone on its worker (a PDF awaits inside the worker, and a killed worker must take no innocent task with it).
 import { availableParallelism } from 'node:os'
 import { TimbreError } from '../errors'
 import type { TaskReply, TaskRequest } from './task-worker'
@@ -26,10 +32,16 @@ interface Pending {
   readonly reject: (err: unknown) => void
 }
 
+type Running = Pending & { readonly id: number; readonly timer: ReturnType<typeof setTimeout> }
+
 interface Slot {
   worker: Worker
-  task: (Pending & { id: number; timer: ReturnType<typeof setTimeout> }) | null
+  /** In flight on this worker, in the order posted (the worker answers in that order). */
+  tasks: Running[]
 }
+
+/** Signatures one worker holds at once (see above). */
+export const SIGN_DEPTH = 4
 
 export function defaultPoolSize(): number {
   return Math.max(1, Math.min(8, availableParallelism()))
@@ -45,7 +57,7 @@ export class WorkerPool implements TaskRunner {
   constructor(private readonly options: PoolOptions = {}) {
     const size = options.size ?? defaultPoolSize()
     for (let i = 0; i < size; i++) {
-      const slot: Slot = { worker: null as unknown as Worker, task: null }
+      const slot: Slot = { worker: null as unknown as Worker, tasks: [] }
       this.startWorker(slot)
       this.slots.push(slot)
     }
@@ -61,17 +73,16 @@ export class WorkerPool implements TaskRunner {
 
   /** Tasks waiting for a worker plus tasks running (for /health-style reporting and tests). */
   get backlog(): number {
-    return this.lanes[0].length + this.lanes[1].length + this.slots.filter((s) => s.task !== null).length
+    return this.lanes[0].length + this.lanes[1].length + this.slots.reduce((n, s) => n + s.tasks.length, 0)
   }
 
   async close(): Promise<void> {
     this.closed = true
     for (const pending of this.lanes.flatMap((lane) => lane.splice(0))) pending.reject(new TimbreError('SERVICE_UNAVAILABLE'))
     for (const slot of this.slots) {
-      if (slot.task) {
-        clearTimeout(slot.task.timer)
-        slot.task.reject(new TimbreError('SERVICE_UNAVAILABLE'))
-        slot.task = null
+      for (const task of slot.tasks.splice(0)) {
+        clearTimeout(task.timer)
+        task.reject(new TimbreError('SERVICE_UNAVAILABLE'))
       }
       slot.worker.terminate()
     }
@@ -103,40 +114,57 @@ export class WorkerPool implements TaskRunner {
   }
 
   private dispatch(): void {
+    // Idle workers first, whatever the lane; then signatures onto workers that are only signing.
     for (const slot of this.slots) {
-      if (slot.task !== null) continue
+      if (slot.tasks.length > 0) continue
       const pending = this.take()
       if (pending === undefined) return
-      const id = this.nextId++
-      const limitMs = this.options.limitsMs?.[pending.kind] ?? TASK_LIMITS_MS[pending.kind]
-      const timer = setTimeout(() => this.expire(slot, id, limitMs), limitMs)
-      slot.task = { ...pending, id, timer }
-      slot.worker.postMessage({ id, kind: pending.kind, input: pending.input } satisfies TaskRequest)
+      this.post(slot, pending)
     }
+    for (let depth = 1; depth < SIGN_DEPTH && this.lanes[0].length > 0; depth++)
+      for (const slot of this.slots) {
+        if (slot.tasks.length !== depth || slot.tasks.some((t) => t.kind !== 'sign-dte')) continue
+        const pending = this.lanes[0].shift()
+        if (pending === undefined) return
+        this.post(slot, pending)
+      }
+  }
+
+  private post(slot: Slot, pending: Pending): void {
+    const id = this.nextId++
+    const limitMs = this.options.limitsMs?.[pending.kind] ?? TASK_LIMITS_MS[pending.kind]
+    const timer = setTimeout(() => this.expire(slot, id, limitMs), limitMs)
+    slot.tasks.push({ ...pending, id, timer })
+    slot.worker.postMessage({ id, kind: pending.kind, input: pending.input } satisfies TaskRequest)
   }
 
   private settle(slot: Slot, reply: TaskReply): void {
-    const task = slot.task
-    if (task === null || task.id !== reply.id) return
-    clearTimeout(task.timer)
-    slot.task = null
-    if (reply.ok) task.resolve(reply.output)
-    else task.reject(reply.timbre ? new TimbreError(reply.timbre.code, reply.timbre.extra) : new Error(`task ${task.kind}: ${reply.message}`))
+    const at = slot.tasks.findIndex((t) => t.id === reply.id)
+    if (at < 0) return
+    const [task] = slot.tasks.splice(at, 1)
+    clearTimeout(task!.timer)
+    if (reply.ok) task!.resolve(reply.output)
+    else task!.reject(reply.timbre ? new TimbreError(reply.timbre.code, reply.timbre.extra) : new Error(`task ${task!.kind}: ${reply.message}`))
     this.dispatch()
   }
 
   private expire(slot: Slot, id: number, limitMs: number): void {
-    const task = slot.task
-    if (task === null || task.id !== id) return
+    if (slot.tasks[0]?.id !== id) return
     const seconds = limitMs / 1000
     this.replace(slot, 'timeout', `excedió su tiempo límite de ${seconds} s`)
   }
 
-  /** Kills the slot's worker, fails its task (never retried: it may be what kills workers) and starts a fresh one. */
+  /**
+   * Kills the slot's worker and starts a fresh one. The oldest task in flight, the one running, fails (never retried:
+   * it may be what kills workers); the signatures queued behind it never started and go back to the front of their lane.
+   */
   private replace(slot: Slot, reason: 'timeout' | 'crash', message: string): void {
-    const task = slot.task
-    slot.task = null
+    const [task, ...waiting] = slot.tasks.splice(0)
     slot.worker.terminate()
+    for (const queued of waiting.reverse()) {
+      clearTimeout(queued.timer)
+      this.lanes[0].unshift({ kind: queued.kind, input: queued.input, resolve: queued.resolve, reject: queued.reject })
+    }
     if (task) {
       clearTimeout(task.timer)
       this.options.onWorkerLost?.({ reason, kind: task.kind, message })

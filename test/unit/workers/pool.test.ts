@@ -67,6 +67,17 @@ test('a task past its limit is killed and answered 503; the other worker kept si
   expect(after.map((b, i) => Buffer.from(b).toString('latin1').includes(`<F>${20 + i}</F>`))).toEqual([true, true, true, true])
 }, 30_000)
 
+test('signatures pipelined behind a killed one are not failed with it: each goes back to the queue and is judged on its own', async () => {
+  // 1 ms: a fresh worker's first task (it loads the task code) always takes longer, so each task in turn is the one
+  // running when its worker is killed. Four signatures on one worker: one running, three pipelined behind it.
+  const killed: string[] = []
+  const strict = new WorkerPool({ size: 1, limitsMs: { 'sign-dte': 1 }, onWorkerLost: (e) => killed.push(e.reason) })
+  const outcomes = await Promise.all([30, 31, 32, 33].map((f) => strict.run('sign-dte', task(f)).then(() => 'firmado', (e: unknown) => (e as TimbreError).extra.context?.motivo)))
+  await strict.close()
+  expect(outcomes).toEqual(['tiempo_limite', 'tiempo_limite', 'tiempo_limite', 'tiempo_limite'])
+  expect(killed).toEqual(['timeout', 'timeout', 'timeout', 'timeout']) // one worker killed per task, none as a bystander
+}, 30_000)
+
 test('closing the pool refuses what is still queued with a 503', async () => {
   const closing = new WorkerPool({ size: 1 })
   const queued = Array.from({ length: 5 }, (_, i) => closing.run('sign-dte', task(100 + i)).then(() => 'ok', (e: unknown) => (e as TimbreError).code))
