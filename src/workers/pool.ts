@@ -103,14 +103,23 @@ export class WorkerPool implements TaskRunner {
   }
 
   private take(): Pending | undefined {
+    // Everything but signatures keeps at least one worker free for them (with 2 workers, PDFs in a loop otherwise took
+    // both and issuance fell to a tenth, bench row 8); on a pool of one, the lanes just take turns.
+    const bulkAllowed = this.bulkAllowed()
     for (let i = 0; i < 2; i++) {
-      const lane = this.lanes[(this.turn + i) % 2]!
-      if (lane.length > 0) {
-        this.turn = (this.turn + i + 1) % 2
+      const index = (this.turn + i) % 2
+      const lane = this.lanes[index]!
+      if (lane.length > 0 && (index === 0 || bulkAllowed)) {
+        this.turn = (index + 1) % 2
         return lane.shift()
       }
     }
     return undefined
+  }
+
+  private bulkAllowed(): boolean {
+    const bulkBusy = this.slots.filter((slot) => slot.tasks.some((t) => t.kind !== 'sign-dte')).length
+    return bulkBusy < Math.max(1, this.slots.length - 1)
   }
 
   private dispatch(): void {
@@ -121,6 +130,9 @@ export class WorkerPool implements TaskRunner {
       if (pending === undefined) return
       this.post(slot, pending)
     }
+    // While other work waits for a worker it may have, no worker is kept busy with a queue of signatures: each drains
+    // to idle and the lanes take turns there (pipelining past it starved PDFs outright under steady issuance).
+    if (this.lanes[1].length > 0 && this.bulkAllowed()) return
     for (let depth = 1; depth < SIGN_DEPTH && this.lanes[0].length > 0; depth++)
       for (const slot of this.slots) {
         if (slot.tasks.length !== depth || slot.tasks.some((t) => t.kind !== 'sign-dte')) continue
