@@ -4,11 +4,9 @@ import { afterAll, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { verifyTed } from '../../src/xml/ted'
-import { ensureBinary, runBinary, startServe, type ServeProcess } from '../support/binary'
-import { exportPfx, makeTestCaf } from '../support/pki'
-import { facturaSimple, signer } from '../support/issuance'
+import { createCompanyWithKey, ensureBinary, provisionOverHttp, startServe, type ServeProcess } from '../support/binary'
+import { facturaSimple } from '../support/issuance'
 import { tempDir } from '../support/server'
-import { santiagoDate } from '../../src/clock'
 import { xmlsec1Verifies } from '../support/xml-tools'
 
 const RUT = '76086428-5'
@@ -20,14 +18,11 @@ afterAll(async () => {
 test('kill -9 during a burst loses nothing and duplicates nothing', async () => {
   await ensureBinary()
   const dir = tempDir('timbre-crash-')
-  runBinary(['empresa', 'create', '--rut', RUT, '--razon-social', 'Ferretería Ñandú Ltda.', '--giro', 'Ferretería', '--acteco', '475200', '--direccion', 'Av. Matta 1020', '--comuna', 'Santiago', '--ciudad', 'Santiago', '--data-dir', dir])
-  const key = runBinary(['apikey', 'create', '--empresa', RUT, '--write', '--data-dir', dir]).json().key as string
+  const key = createCompanyWithKey(dir, RUT, 'Ferretería Ñandú Ltda.')
   const h = { 'X-Api-Key': key, 'content-type': 'application/json' }
   serve = await startServe(['--data-dir', dir, '--sii', 'simulado', '--rate-limit', '0'])
   const url = serve.url
-  await fetch(`${url}/api/v1/billing/empresa/certificado/pfx`, { method: 'POST', headers: h, body: JSON.stringify({ pfx_base64: Buffer.from(exportPfx(signer(), 'x', '3des')).toString('base64'), password: 'x' }) })
-  const caf = makeTestCaf({ rut: RUT, razonSocial: 'Ferretería Ñandú Ltda.', tipoDte: 33, folioDesde: 1, folioHasta: 2000, fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)) })
-  expect((await fetch(`${url}/api/v1/billing/caf`, { method: 'POST', headers: h, body: JSON.stringify({ tipo_dte: 33, caf_xml: caf.xml }) })).status).toBe(201)
+  await provisionOverHttp(url, key, { rut: RUT, razonSocial: 'Ferretería Ñandú Ltda.', folios: 2000 })
 
   // The burst: 16 clients, distinct keys, until the process dies under them.
   const keys = Array.from({ length: 400 }, () => crypto.randomUUID())

@@ -6,10 +6,8 @@
 import { afterAll, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { santiagoDate } from '../../src/clock'
-import { ensureBinary, runBinary, startServe, type ServeProcess } from '../support/binary'
-import { facturaSimple, signer } from '../support/issuance'
-import { exportPfx, makeTestCaf } from '../support/pki'
+import { createCompanyWithKey, ensureBinary, provisionOverHttp, startServe, type ServeProcess } from '../support/binary'
+import { facturaSimple } from '../support/issuance'
 import { tempDir } from '../support/server'
 
 const RUT = '76086428-5'
@@ -21,17 +19,13 @@ afterAll(async () => {
 async function crashInGroupCommit(phase: 'before' | 'after') {
   await ensureBinary()
   const dir = tempDir(`timbre-group-crash-${phase}-`)
-  runBinary(['empresa', 'create', '--rut', RUT, '--razon-social', 'Ferretería Ñandú Ltda.', '--giro', 'Ferretería', '--acteco', '475200', '--direccion', 'Av. Matta 1020', '--comuna', 'Santiago', '--ciudad', 'Santiago', '--data-dir', dir])
-  const key = runBinary(['apikey', 'create', '--empresa', RUT, '--write', '--data-dir', dir]).json().key as string
+  const key = createCompanyWithKey(dir, RUT, 'Ferretería Ñandú Ltda.')
   const h = { 'X-Api-Key': key, 'content-type': 'application/json' }
   const args = ['--data-dir', dir, '--sii', 'simulado', '--rate-limit', '0']
   serve = await startServe(args, { TIMBRE_FAULT_GROUP_COMMIT: `${phase}:3` })
   expect(serve.lines.some((l) => l.event === 'fault.armed')).toBe(true)
   const url = serve.url
-  const pfx = Buffer.from(exportPfx(signer(), 'x', '3des')).toString('base64')
-  expect((await fetch(`${url}/api/v1/billing/empresa/certificado/pfx`, { method: 'POST', headers: h, body: JSON.stringify({ pfx_base64: pfx, password: 'x' }) })).status).toBe(201)
-  const caf = makeTestCaf({ rut: RUT, razonSocial: 'Ferretería Ñandú Ltda.', tipoDte: 33, folioDesde: 1, folioHasta: 5000, fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)) })
-  expect((await fetch(`${url}/api/v1/billing/caf`, { method: 'POST', headers: h, body: JSON.stringify({ tipo_dte: 33, caf_xml: caf.xml }) })).status).toBe(201)
+  await provisionOverHttp(url, key, { rut: RUT, razonSocial: 'Ferretería Ñandú Ltda.', folios: 5000 })
 
   // 48 clients with distinct keys until the server kills itself at its first commit of a group of 3 or more.
   const keys = Array.from({ length: 3000 }, () => crypto.randomUUID())

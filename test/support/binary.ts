@@ -1,6 +1,9 @@
 // The compiled binary, as users run it. `npm test` builds it first; a lone `bun test` builds it when missing.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { santiagoDate } from '../../src/clock'
+import { signer } from './issuance'
+import { exportPfx, makeTestCaf } from './pki'
 
 export const ROOT = join(import.meta.dir, '../..')
 export const BINARY = join(ROOT, 'dist/timbre')
@@ -86,4 +89,22 @@ export async function startServe(args: readonly string[], env: Record<string, st
       return proc.exited
     },
   }
+}
+
+/** A data dir with one company and a write key, made by the binary's own CLI (DESIGN §3), for the crash tests. */
+export function createCompanyWithKey(dir: string, rut: string, razonSocial: string): string {
+  const made = runBinary(['empresa', 'create', '--rut', rut, '--razon-social', razonSocial, '--giro', 'Ferretería', '--acteco', '475200', '--direccion', 'Av. Matta 1020', '--comuna', 'Santiago', '--ciudad', 'Santiago', '--data-dir', dir])
+  if (made.code !== 0) throw new Error(`empresa create: ${made.stderr}`)
+  return runBinary(['apikey', 'create', '--empresa', rut, '--write', '--data-dir', dir]).json().key as string
+}
+
+/** Uploads the test signer's certificate and a type 33 CAF of `folios` folios to a running server; throws unless both are 201. */
+export async function provisionOverHttp(url: string, key: string, company: { rut: string; razonSocial: string; folios: number }): Promise<void> {
+  const h = { 'X-Api-Key': key, 'content-type': 'application/json' }
+  const pfx = Buffer.from(exportPfx(signer(), 'x', '3des')).toString('base64')
+  const cert = await fetch(`${url}/api/v1/billing/empresa/certificado/pfx`, { method: 'POST', headers: h, body: JSON.stringify({ pfx_base64: pfx, password: 'x' }) })
+  if (cert.status !== 201) throw new Error(`certificate upload: ${cert.status} ${await cert.text()}`)
+  const caf = makeTestCaf({ rut: company.rut, razonSocial: company.razonSocial, tipoDte: 33, folioDesde: 1, folioHasta: company.folios, fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)) })
+  const res = await fetch(`${url}/api/v1/billing/caf`, { method: 'POST', headers: h, body: JSON.stringify({ tipo_dte: 33, caf_xml: caf.xml }) })
+  if (res.status !== 201) throw new Error(`CAF upload: ${res.status} ${await res.text()}`)
 }
