@@ -168,6 +168,8 @@ export async function issueDte(deps: IssueDeps, input: IssueInput): Promise<Stor
     })
     const answer = await groupCommitterOf(deps.store).submit((tx) => storeIssued(deps, tx, { ...input, hash, now, reservation, xml }))
     stored = true
+    // Logged once committed: a group whose COMMIT failed issued nothing.
+    deps.log.info('dte.issued', { empresa_id: input.empresaId, dte_id: (answer.body as IssuanceResponse).id, tipo_dte: input.request.tipo_dte, folio: reservation.folio })
     return answer
   } finally {
     folioReserverOf(deps.store.db).settle(reservation, stored)
@@ -183,7 +185,7 @@ function emisorOf(empresa: EmpresaEmisora): EmpresaEmisora {
 
 /** One issuance's writes, inside its group's transaction (its own savepoint): everything a 201 promises is stored. */
 function storeIssued(
-  deps: Pick<Deps, 'log' | 'config'>,
+  deps: Pick<Deps, 'config'>,
   tx: Db,
   input: IssueInput & { hash: string; now: Date; reservation: Reservation; xml: Uint8Array },
 ): StoredAnswer {
@@ -236,7 +238,6 @@ function storeIssued(
     location,
     created_at: at,
   })
-  deps.log.info('dte.issued', { empresa_id: input.empresaId, dte_id: dte.id, tipo_dte: dte.tipo_dte, folio: dte.folio })
   return { status: 201, body, location, isReplay: false }
 }
 
