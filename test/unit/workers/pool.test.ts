@@ -2,7 +2,7 @@
 // with its code and words; a task past its time limit is killed with its worker, its caller gets a 503 naming it, and
 // the pool goes on with a fresh worker while the other worker kept serving.
 import { afterAll, expect, test } from 'bun:test'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { TimbreError } from '../../../src/errors'
 import { WorkerPool } from '../../../src/workers/pool'
@@ -23,6 +23,16 @@ const task = (folio: number): SignDteTask => ({
   caf: { id: 'caf-1', cafXml: caf.cafXml, pkcs8: new Uint8Array(caf.privateKey.export({ type: 'pkcs8', format: 'der' })) },
   signer: signerMaterial('cert-1', identity.signer, new Uint8Array(identity.signer.privateKey.export({ type: 'pkcs8', format: 'der' }))),
 })
+
+/** A PKCS#12 file with 1 000 000 key-derivation iterations: node-forge needs seconds to open it. */
+function slowPfx(): Uint8Array {
+  const dir = tempDir('timbre-pool-')
+  writeFileSync(join(dir, 'key.pem'), identity.privateKeyPem)
+  writeFileSync(join(dir, 'cert.pem'), identity.certificatePem)
+  const made = Bun.spawnSync(['openssl', 'pkcs12', '-export', '-inkey', 'key.pem', '-in', 'cert.pem', '-passout', 'pass:x', '-iter', '1000000', '-out', 'slow.pfx'], { cwd: dir })
+  if (made.exitCode !== 0) throw new Error(made.stderr.toString())
+  return new Uint8Array(readFileSync(join(dir, 'slow.pfx')))
+}
 
 const lost: Array<{ reason: string; kind: string }> = []
 const pool = new WorkerPool({ size: 2, limitsMs: { 'open-pfx': 300 }, onWorkerLost: (e) => lost.push(e) })
@@ -46,13 +56,7 @@ test('a TimbreError thrown in the worker reaches the caller as the same error', 
 }, 30_000)
 
 test('a task past its limit is killed and answered 503; the other worker kept signing; a fresh worker takes the next task', async () => {
-  // 1 000 000 key-derivation iterations: node-forge needs seconds, far past the 300 ms this pool allows opening a PFX.
-  const dir = tempDir('timbre-pool-')
-  writeFileSync(join(dir, 'key.pem'), identity.privateKeyPem)
-  writeFileSync(join(dir, 'cert.pem'), identity.certificatePem)
-  const made = Bun.spawnSync(['openssl', 'pkcs12', '-export', '-inkey', 'key.pem', '-in', 'cert.pem', '-passout', 'pass:x', '-iter', '1000000', '-out', 'slow.pfx'], { cwd: dir })
-  expect(made.exitCode).toBe(0)
-  const slow = pool.run('open-pfx', { pfx: new Uint8Array(await Bun.file(join(dir, 'slow.pfx')).arrayBuffer()), password: 'x' })
+  const slow = pool.run('open-pfx', { pfx: slowPfx(), password: 'x' })
   const started = performance.now()
   const meanwhile = await Promise.all([10, 11, 12].map((f) => pool.run('sign-dte', task(f))))
   expect(meanwhile).toHaveLength(3)
@@ -76,6 +80,44 @@ test('signatures pipelined behind a killed one are not failed with it: each goes
   await strict.close()
   expect(outcomes).toEqual(['tiempo_limite', 'tiempo_limite', 'tiempo_limite', 'tiempo_limite'])
   expect(killed).toEqual(['timeout', 'timeout', 'timeout', 'timeout']) // one worker killed per task, none as a bystander
+}, 30_000)
+
+test('work other than signing never takes every worker: a signature is served while two slow certificates wait their turn', async () => {
+  const fair = new WorkerPool({ size: 2, limitsMs: { 'open-pfx': 2_000 } })
+  const pfx = slowPfx()
+  const settled: string[] = []
+  const opening = [1, 2].map((n) => fair.run('open-pfx', { pfx, password: 'x' }).then(() => `pfx${n}`, () => `pfx${n}`).then((name) => settled.push(name)))
+  await fair.run('sign-dte', task(40))
+  settled.push('firma')
+  await Promise.all(opening)
+  await fair.close()
+  expect(settled[0]).toBe('firma')
+}, 30_000)
+
+test('under a steady stream of signatures, other work still gets its turn', async () => {
+  const busy = new WorkerPool({ size: 2 })
+  let feeding = true
+  let signed = 0
+  let folio = 100
+  const feeder = async () => {
+    while (feeding) {
+      await busy.run('sign-dte', task(folio++ % 900 + 1))
+      signed++
+    }
+  }
+  const feeders = Array.from({ length: 16 }, feeder)
+  await Bun.sleep(300)
+  const cafXml = makeTestCaf({ rut: EMPRESA.rut, razonSocial: EMPRESA.razon_social, folioDesde: 1, folioHasta: 10, fechaAutorizacion: '2026-11-01' }).xml
+  const started = performance.now()
+  const read = await busy.run('read-caf', { cafXml, allowSimulator: true })
+  const waited = performance.now() - started
+  const signedMeanwhile = signed
+  feeding = false
+  await Promise.all(feeders)
+  await busy.close()
+  expect(read.folioHasta).toBe(10)
+  expect(waited).toBeLessThan(2_000) // served while the stream went on, not after it
+  expect(signedMeanwhile).toBeGreaterThan(0)
 }, 30_000)
 
 test('closing the pool refuses what is still queued with a 503', async () => {
