@@ -4,7 +4,7 @@ import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import type { EstadoDte } from '../domain/estados'
 import type { Db } from './open'
 import { preparedStatements } from './prepared'
-import { dteCounts, dteCountsDia, dteCountsReceptor, dtes, type DteRow } from './schema'
+import { dteCounts, dteCountsDia, dteCountsReceptor, dtes, DTES_PENDING_SII, type DteRow } from './schema'
 
 export type NewDte = typeof dtes.$inferInsert
 
@@ -289,14 +289,23 @@ export function findDueForTracking(db: Db, nowIso: string, limit: number): DteRo
     .all()
 }
 
-/** Age of the oldest DTE waiting on the SII (enviando or procesando, or firmado with auto_send), for /ready. */
-export function oldestPendingCreatedAt(db: Db): string | null {
-  const row = db
+// INDEXED BY: without fresh statistics the planner prefers dtes_due and walks every firmado row (issue 18); the partial
+// index holds only the pending rows, ordered by created_at, so min() is one seek.
+const oldestPendingQuery = (db: Db) =>
+  db
     .select({ at: sql<string | null>`min(${dtes.created_at})` })
-    .from(dtes)
-    .where(or(inArray(dtes.estado, ['enviando', 'procesando']), and(eq(dtes.estado, 'firmado'), eq(dtes.auto_send, true))))
-    .get()
-  return row?.at ?? null
+    .from(sql`${dtes} INDEXED BY dtes_pending_sii`)
+    .where(sql.raw(DTES_PENDING_SII))
+const oldestPendingStatement = preparedStatements((db) => oldestPendingQuery(db).prepare())
+
+/** Age of the oldest DTE waiting on the SII, for /ready. */
+export function oldestPendingCreatedAt(db: Db): string | null {
+  return oldestPendingStatement(db).get()?.at ?? null
+}
+
+/** The SQL oldestPendingCreatedAt runs, for the test that reads its query plan. */
+export function oldestPendingSql(db: Db): string {
+  return oldestPendingQuery(db).toSQL().sql
 }
 
 /**

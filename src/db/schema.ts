@@ -104,6 +104,12 @@ export const cafs = sqliteTable(
   (t) => [index('cafs_empresa_tipo').on(t.empresa_id, t.tipo_dte, t.id), index('cafs_empresa').on(t.empresa_id, t.id)],
 )
 
+/**
+ * The DTEs that wait on the SII: enviando or procesando, or firmado with auto_send (a firmado without it waits for its
+ * integrator). Literal values, so the query that reads it (dte-store oldestPendingCreatedAt) can use the partial index.
+ */
+export const DTES_PENDING_SII = `estado IN ('enviando', 'procesando') OR (estado = 'firmado' AND auto_send = 1)`
+
 /** Issued documents (spec 2.2). Never deleted (tax retention, DESIGN §12). */
 export const dtes = sqliteTable(
   'dtes',
@@ -176,6 +182,8 @@ export const dtes = sqliteTable(
     // A short date range is read whole here and its newest ids sorted, when that costs less than a walk.
     index('dtes_empresa_fecha').on(t.empresa_id, t.fecha_emision, t.id, t.tipo_dte, t.rut_receptor),
     index('dtes_due').on(t.estado, t.next_attempt_at),
+    // GET /ready's oldest pending DTE (issue 18): one seek, however many firmado DTEs wait unsent for their integrator.
+    index('dtes_pending_sii').on(t.created_at).where(sql.raw(DTES_PENDING_SII)),
   ],
 )
 

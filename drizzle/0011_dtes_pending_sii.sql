@@ -1,0 +1,1 @@
+CREATE INDEX `dtes_pending_sii` ON `dtes` (`created_at`) WHERE estado IN ('enviando', 'procesando') OR (estado = 'firmado' AND auto_send = 1);
