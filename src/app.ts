@@ -1,7 +1,8 @@
 // Composition root: turns a Config into the Deps every door (HTTP, CLI, jobs) hands to the services.
 import { systemClock, type Clock } from './clock'
 import { jwtPublicKeyPathsFromEnv, masterKeyFromEnv, type Config } from './config'
-import { loadOrCreateJwtPrivateKey, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
+import type { KeyObject } from 'node:crypto'
+import { loadOrCreateJwtPrivateKey, loadOrCreateJwtPrivateKeyInBackground, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
@@ -15,9 +16,9 @@ import { openVault } from './services/master-key'
 import { buildKeyring, type JwtKeyring } from './services/tokens'
 import { WorkerPool } from './workers/pool'
 
-export async function loadKeyring(dataDir: string, publicKeyPaths: readonly string[]): Promise<JwtKeyring> {
-  const privateKey = loadOrCreateJwtPrivateKey(dataDir)
-  return buildKeyring(privateKey, publicKeyOf(privateKey), publicKeyPaths.map(readPublicKeyFile))
+export async function loadKeyring(dataDir: string, publicKeyPaths: readonly string[], privateKey?: Promise<KeyObject>): Promise<JwtKeyring> {
+  const instanceKey = privateKey ? await privateKey : loadOrCreateJwtPrivateKey(dataDir)
+  return buildKeyring(instanceKey, publicKeyOf(instanceKey), publicKeyPaths.map(readPublicKeyFile))
 }
 
 /** Remembers when the SII last gave a real answer (anything but a passing fault), for GET /ready. */
@@ -103,6 +104,9 @@ export interface Runtime {
 export async function buildDeps(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
   ensureDataDir(config.dataDir)
   const lock = lockDataDir(config.dataDir)
+  // Made (first start) or read while the database opens and migrates; awaited below. A failure surfaces there.
+  const jwtKey = loadOrCreateJwtPrivateKeyInBackground(config.dataDir)
+  jwtKey.catch(() => undefined)
   let store: Store
   try {
     store = openDatabase(config.dataDir, { log })
@@ -114,7 +118,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     // Made at first start (DESIGN §2), so a backup taken right after start already holds it; never made over sealed
     // data it would not open (DESIGN §3).
     const vault = openVault({ store }, { masterKeyFromEnv: config.masterKey })
-    const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths)
+    const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths, jwtKey)
     const sii = await connectSii(config, log, clock)
     const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.

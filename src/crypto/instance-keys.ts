@@ -1,6 +1,6 @@
 // Keys that belong to this installation, kept in the data dir: the master key (encrypts private keys at rest,
 // DESIGN §2) and the RS256 key that signs `timbre token issue` tokens (DESIGN §3). Both 0600, made at first use.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
+import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { OperatorError } from '../errors'
@@ -40,6 +40,22 @@ export function loadOrCreateJwtPrivateKey(dataDir: string): KeyObject {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
     createExclusive(path, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString())
   }
+  return createPrivateKey(readFileSync(path, 'utf8'))
+}
+
+/**
+ * The same key, made off the event loop when it does not exist yet: `serve` starts this before opening the database,
+ * so generating RSA-2048 (50–100 ms) overlaps the migrations of a fresh data dir instead of adding to them.
+ */
+export async function loadOrCreateJwtPrivateKeyInBackground(dataDir: string): Promise<KeyObject> {
+  const path = join(dataDir, JWT_PRIVATE_KEY_FILE)
+  if (!existsSync(path)) {
+    const privateKey = await new Promise<KeyObject>((resolve, reject) =>
+      generateKeyPair('rsa', { modulusLength: 2048 }, (err, _publicKey, key) => (err ? reject(err) : resolve(key))),
+    )
+    createExclusive(path, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString())
+  }
+  // Read back, not the generated key: a process that lost the O_EXCL race uses the winner's key.
   return createPrivateKey(readFileSync(path, 'utf8'))
 }
 
