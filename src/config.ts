@@ -1,4 +1,5 @@
 // Every setting of DESIGN §2, declared once: environment variable, flag, default, parser. The only reader of process.env.
+import { isIP } from 'node:net'
 import { OperatorError } from './errors'
 
 export type SiiTarget = { kind: 'sii' } | { kind: 'simulado' } | { kind: 'origin'; origin: string }
@@ -22,6 +23,8 @@ export interface Config {
   readonly log: LogLevel
   readonly rateLimit: number
   readonly corsOrigins: readonly string[]
+  /** Proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client, for the failed-authentication limit. */
+  readonly trustProxy: readonly string[]
   readonly tlsCert: string | null
   readonly tlsKey: string | null
   readonly demo: boolean
@@ -102,6 +105,18 @@ export function parseSiiTarget(raw: string, name: string): SiiTarget {
 const list = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
 const optional = (raw: string): string | null => (raw === '' ? null : raw)
 
+/** Addresses (`10.0.0.5`, `::1`) or CIDR ranges (`10.0.0.0/8`, `fd00::/8`), comma separated. */
+function parseAddressList(raw: string, name: string): string[] {
+  return list(raw).map((entry) => {
+    const [address, prefix, extra] = entry.split('/')
+    const family = isIP(address!)
+    const max = family === 4 ? 32 : 128
+    if (family === 0 || extra !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max)))
+      fail(name, `se espera una dirección IP o un rango CIDR (10.0.0.0/8), se recibió "${entry}"`)
+    return entry
+  })
+}
+
 export const SETTINGS: Settings = {
   host: { env: 'TIMBRE_HOST', flag: '--host', default: '127.0.0.1', parse: (r) => r, help: 'dirección de escucha (0.0.0.0 para la LAN)' },
   port: { env: 'TIMBRE_PORT', flag: '--port', default: '8080', parse: parseIntInRange(0, 65535), help: 'puerto HTTP (0 = uno libre)' },
@@ -152,6 +167,7 @@ export const SETTINGS: Settings = {
     help: 'solo pruebas: el proceso se mata con SIGKILL en un commit agrupado (before:N | after:N)',
   },
   corsOrigins: { env: 'TIMBRE_CORS_ORIGINS', default: '', parse: list, help: 'orígenes CORS permitidos, separados por coma' },
+  trustProxy: { env: 'TIMBRE_TRUST_PROXY', default: '', parse: parseAddressList, help: 'proxies (IP o rango CIDR, separados por coma) cuyo X-Forwarded-For nombra al cliente' },
   tlsCert: { env: 'TIMBRE_TLS_CERT', flag: '--tls-cert', default: '', parse: optional, help: 'certificado PEM para servir HTTPS' },
   tlsKey: { env: 'TIMBRE_TLS_KEY', flag: '--tls-key', default: '', parse: optional, help: 'llave PEM para servir HTTPS' },
   demo: { flag: '--demo', isSwitch: true, default: 'false', parse: parseBool, help: 'crea la empresa demo en un directorio de datos vacío' },

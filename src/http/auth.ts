@@ -23,16 +23,13 @@ export type GateVerdict =
   | { readonly ok: false; readonly error: TimbreError; readonly headers: Record<string, string> }
 
 export interface AuthGate {
-  /** `clientIp` is asked only when an address may be blocked or a failure is recorded: the lookup is not free. */
+  /** `clientIp` is asked only when a credential failed: the lookup is not free. */
   admit(request: Request, clientIp: () => string): Promise<GateVerdict>
 }
 
 export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 'config'>): AuthGate {
   const limiter = new RateLimiter(deps.config.rateLimit)
   const failures = new FailureWindow(FAILED_AUTH_PER_MINUTE, FAILURE_WINDOW_MS)
-  // A window blocks only within FAILURE_WINDOW_MS of a failure: with none that recent, no address can be blocked and
-  // the request's address need not be looked up.
-  let lastFailureMs = Number.NEGATIVE_INFINITY
 
   async function identify(request: Request): Promise<Credential> {
     const authorization = request.headers.get('authorization')
@@ -51,18 +48,19 @@ export function createAuthGate(deps: Pick<Deps, 'store' | 'clock' | 'keyring' | 
   return {
     async admit(request, clientIp): Promise<GateVerdict> {
       const nowMs = deps.clock.now().getTime()
-      // TIMBRE_RATE_LIMIT=0 turns every limit off, this one included (benchmarks, tests).
-      const blocked = limiter.isEnabled && nowMs - lastFailureMs < FAILURE_WINDOW_MS ? failures.blockedFor(clientIp(), nowMs) : 0
-      if (blocked > 0) return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { 'Retry-After': String(blocked) } }
       let credential: Credential
       try {
         credential = await identify(request)
       } catch (err) {
         if (!(err instanceof TimbreError)) throw err
-        if (err.code === 'UNAUTHORIZED') {
-          failures.record(clientIp(), nowMs)
-          lastFailureMs = nowMs
-        }
+        // TIMBRE_RATE_LIMIT=0 turns every limit off, this one included (benchmarks, tests).
+        if (err.code !== 'UNAUTHORIZED' || !limiter.isEnabled) return { ok: false, error: err, headers: {} as Record<string, string> }
+        // DESIGN §4: the credential is checked first and only a bad one counts or is refused, so a valid credential is
+        // served from an address someone else fills with failures (an office behind one NAT, clients behind one proxy).
+        const address = clientIp()
+        const blocked = failures.blockedFor(address, nowMs)
+        if (blocked > 0) return { ok: false, error: new TimbreError('RATE_LIMITED'), headers: { 'Retry-After': String(blocked) } }
+        failures.record(address, nowMs)
         return { ok: false, error: err, headers: {} as Record<string, string> }
       }
       // The bucket is taken before the write check: a refused write is still a request of that credential, and

@@ -5,7 +5,10 @@ import { TimbreError } from '../errors'
 export interface RequestInfo {
   readonly id: string
   readonly startedAt: number
-  /** The peer's address, looked up on first read: the runtime's lookup costs more than a prepared query (issue 17). */
+  /**
+   * The client's address (the peer, or X-Forwarded-For behind TIMBRE_TRUST_PROXY), looked up on first read: the
+   * runtime's lookup costs more than a prepared query (issue 17).
+   */
   readonly clientIp: string
   route?: string
   credential?: Credential

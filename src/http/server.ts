@@ -5,6 +5,7 @@ import { TimbreError } from '../errors'
 import type { Deps } from '../services/deps'
 import { API_PREFIX, createHttpApp } from './app'
 import { createAuthGate } from './auth'
+import { clientAddressResolver } from './client-address'
 import { errorForThrown, errorResponse } from './errors'
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth'
 import { attachRequestInfo, rebindRequestInfo, type RequestInfo } from './request-context'
@@ -24,8 +25,11 @@ export interface MountedDoor {
 export interface HttpServer {
   readonly url: string
   readonly port: number
-  /** Stops accepting, waits for in-flight requests up to `graceMs`, then closes. */
-  stop(graceMs: number): Promise<void>
+  /**
+   * Stops accepting, waits for in-flight requests up to `graceMs`, then closes every connection. Resolves with how many
+   * requests were still in flight at the deadline (cut short: a client stalled in its body, a slow test delivery).
+   */
+  stop(graceMs: number): Promise<number>
 }
 
 function hasBody(request: Request): boolean {
@@ -141,6 +145,7 @@ function withHeaders(response: Response, info: RequestInfo): Response {
 export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttingDown(): void }, mounted: readonly MountedDoor[] = []): HttpServer {
   const app = createHttpApp(deps, readiness)
   const gate = createAuthGate(deps)
+  const clientAddress = clientAddressResolver(deps.config.trustProxy)
   let inFlight = 0
   let stopping = false
 
@@ -186,7 +191,7 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(deps.config.tlsCert && deps.config.tlsKey ? { tls: { cert: Bun.file(deps.config.tlsCert), key: Bun.file(deps.config.tlsKey) } } : {}),
     async fetch(request, srv) {
-      const info = attachRequestInfo(request, () => srv.requestIP(request)?.address ?? 'unknown')
+      const info = attachRequestInfo(request, () => clientAddress(srv.requestIP(request)?.address ?? 'unknown', request.headers.get('x-forwarded-for')))
       inFlight++
       let response: Response
       try {
@@ -214,9 +219,13 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
       stopping = true
       readiness.markShuttingDown()
       const deadline = Date.now() + graceMs
-      await server.stop(false)
+      // Not awaited: Bun's stop(false) resolves only when every connection has closed, so one client that stalls in
+      // the middle of its body would hold the whole shutdown (measured: as long as the client keeps the socket open).
+      void server.stop(false)
       while (inFlight > 0 && Date.now() < deadline) await Bun.sleep(25)
+      const cut = inFlight
       await server.stop(true)
+      return cut
     },
   }
 }

@@ -183,35 +183,68 @@ describe('tenancy', () => {
 })
 
 describe('failed authentication throttling', () => {
-  test('after 20 failures in a minute from one address → 429 RATE_LIMITED with Retry-After, even with a good key', async () => {
-    const t = await startTestServer({ flags: { '--rate-limit': '100' } })
+  const bad = (i: number, more: Record<string, string> = {}) => ({ headers: { 'X-Api-Key': `timbre_bad${i}`, ...more } })
+  /** Twenty failures use the address's minute; each must still be a 401. */
+  async function fail20(t: TestServer, more: Record<string, string> = {}) {
+    for (let i = 0; i < 20; i++) expect((await t.request('GET', EMPRESA, bad(i, more))).status).toBe(401)
+  }
+  async function withServer(opts: Parameters<typeof startTestServer>[0], run: (t: TestServer, good: Tenant) => Promise<void>) {
+    const t = await startTestServer({ ...opts, flags: { '--rate-limit': '100', ...opts?.flags } })
     try {
-      const good = await t.tenant(testRut())
-      for (let i = 0; i < 20; i++) expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': `timbre_bad${i}` } })).status).toBe(401)
-      const res = await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })
-      expectEnvelope(res, 429, 'RATE_LIMITED')
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+      await run(t, await t.tenant(testRut()))
     } finally {
       await t.stop()
     }
+  }
+
+  test('past 20 failures a bad credential gets 429 with Retry-After, while a valid key or token from the same address is served', () =>
+    withServer({}, async (t, good) => {
+      await fail20(t)
+      expectEnvelope(await t.request('GET', EMPRESA, bad(21)), 429, 'RATE_LIMITED')
+      expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })).status).toBe(200)
+      expect((await t.request('GET', EMPRESA, { headers: { Authorization: `Bearer ${await good.token()}` } })).status).toBe(200)
+      const res = await t.request('GET', EMPRESA, bad(22))
+      expectEnvelope(res, 429, 'RATE_LIMITED')
+      const retryAfter = Number(res.headers.get('retry-after'))
+      expect(retryAfter).toBeGreaterThan(0)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      // A blocked caller learns nothing a 401 would not tell: no rate-limit headers of anyone's credential.
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull()
+      for (const headers of [{}, { Authorization: 'Bearer a.b.c' }] as Array<Record<string, string>>)
+        expectEnvelope(await t.request('GET', EMPRESA, { headers }), 429, 'RATE_LIMITED')
+    }))
+
+  test("the block lasts the failures' minute: a minute later a bad key is a 401 again, and 20 more block again", async () => {
+    const clock = testClock()
+    await withServer({ clock }, async (t, good) => {
+      await fail20(t)
+      expectEnvelope(await t.request('GET', EMPRESA, bad(21)), 429, 'RATE_LIMITED')
+      clock.advance(60_000)
+      await fail20(t)
+      expectEnvelope(await t.request('GET', EMPRESA, bad(21)), 429, 'RATE_LIMITED')
+      expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })).status).toBe(200)
+    })
   })
 
-  test('the block lasts the failures\' minute: a minute later the same address gets in, and is blocked again after 20 more', async () => {
-    const clock = testClock()
-    const t = await startTestServer({ flags: { '--rate-limit': '100' }, clock })
-    try {
-      const good = await t.tenant(testRut())
-      const fail20 = async () => {
-        for (let i = 0; i < 20; i++) expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': `timbre_bad${i}` } })).status).toBe(401)
-      }
-      await fail20()
-      expectEnvelope(await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } }), 429, 'RATE_LIMITED')
-      clock.advance(60_000)
-      expect((await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } })).status).toBe(200)
-      await fail20()
-      expectEnvelope(await t.request('GET', EMPRESA, { headers: { 'X-Api-Key': good.readKey } }), 429, 'RATE_LIMITED')
-    } finally {
-      await t.stop()
-    }
+  test('behind a trusted proxy (TIMBRE_TRUST_PROXY) each client is its X-Forwarded-For address: one blocked client does not block another', () =>
+    withServer({ env: { TIMBRE_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' } }, async (t) => {
+      const from = (chain: string) => ({ 'X-Forwarded-For': chain })
+      await fail20(t, from('203.0.113.7'))
+      expectEnvelope(await t.request('GET', EMPRESA, bad(21, from('203.0.113.7'))), 429, 'RATE_LIMITED')
+      expectEnvelope(await t.request('GET', EMPRESA, bad(21, from('203.0.113.8'))), 401, 'UNAUTHORIZED')
+      // The right-most address no trusted proxy added is the client: what it wrote to the left is not believed, and a
+      // second trusted hop (10.0.0.0/8) is looked through.
+      expectEnvelope(await t.request('GET', EMPRESA, bad(22, from('198.51.100.1, 203.0.113.7'))), 429, 'RATE_LIMITED')
+      expectEnvelope(await t.request('GET', EMPRESA, bad(22, from('203.0.113.7, 10.1.2.3'))), 429, 'RATE_LIMITED')
+      expectEnvelope(await t.request('GET', EMPRESA, bad(22, from('203.0.113.7, 198.51.100.2'))), 401, 'UNAUTHORIZED')
+    }))
+
+  test('without TIMBRE_TRUST_PROXY, or from a socket it does not name, X-Forwarded-For is ignored', async () => {
+    for (const env of [{}, { TIMBRE_TRUST_PROXY: '10.0.0.1' }] as Array<Record<string, string>>)
+      await withServer({ env }, async (t) => {
+        await fail20(t, { 'X-Forwarded-For': '203.0.113.7' })
+        expectEnvelope(await t.request('GET', EMPRESA, bad(21, { 'X-Forwarded-For': '203.0.113.8' })), 429, 'RATE_LIMITED')
+        expectEnvelope(await t.request('GET', EMPRESA, bad(21)), 429, 'RATE_LIMITED')
+      })
   })
 })
