@@ -1,7 +1,7 @@
 // `timbre backup` / `timbre restore` (DESIGN §3): one .tar.gz with a consistent online snapshot and the instance keys.
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, copyFileSync, chmodSync, readFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
@@ -65,30 +65,112 @@ export interface RestoreResult {
   readonly warning?: string
 }
 
+/** What a Timbre backup holds; a restore writes these names and nothing else. */
+const RESTORABLE: ReadonlySet<string> = new Set([MANIFEST, DB_FILE, MASTER_KEY_FILE, JWT_PRIVATE_KEY_FILE])
+/** tar's types for a plain file (`OldFile` and `ContiguousFile` are older spellings of the same). */
+const REGULAR_FILE: ReadonlySet<string> = new Set(['File', 'OldFile', 'ContiguousFile'])
+/** What opening the restored store may add beside the files (SQLite's journals, the pre-migration snapshot). */
+const OPENED = [`${DB_FILE}-wal`, `${DB_FILE}-shm`, `${DB_FILE}-journal`, 'backups']
+
+export interface ArchiveEntry {
+  readonly path: string
+  readonly type: string
+  readonly linkpath?: string
+}
+
 /**
- * Fills an empty data dir only: a restore never overwrites live data. No deps: there is no store yet to hand it (it
- * opens the restored one itself to check it), and nothing it writes carries a time.
+ * Why an archive entry may not be restored, or null (issue 18): a link, a device or a fifo would make the restore write,
+ * chmod or open a file outside the data dir, and so would a path that is absolute, climbs with `..` or has folders.
+ * A backup is a flat list of regular files (createBackup); only `./`, the folder itself, may come with them, as
+ * `tar -C dir .` writes it.
+ */
+export function refusedEntry(entry: ArchiveEntry): string | null {
+  const name = entry.path.replace(/^(\.\/)+/, '')
+  if (entry.type === 'Directory' && (name === '' || name === '.')) return null
+  if (isAbsolute(entry.path)) return 'tiene una ruta absoluta'
+  if (entry.path.split('/').includes('..')) return 'sube de carpeta con ..'
+  if (entry.type === 'SymbolicLink' || entry.type === 'Link') return `es un enlace${entry.type === 'Link' ? ' duro' : ' simbólico'} a ${entry.linkpath ?? '?'}`
+  if (!REGULAR_FILE.has(entry.type)) return `no es un archivo regular (${entry.type})`
+  if (name.includes('/')) return 'está dentro de una carpeta'
+  if (!RESTORABLE.has(name)) return `no es un archivo de un respaldo de Timbre (${[...RESTORABLE].join(', ')})`
+  return null
+}
+
+/** Reads the whole archive before anything is written: every entry must pass refusedEntry, each name once. */
+async function checkArchive(from: string, dataDir: string): Promise<void> {
+  const tar = await loadTar()
+  const seen = new Set<string>()
+  const refused: string[] = []
+  try {
+    await tar.t({
+      file: from,
+      strict: true,
+      onReadEntry: (entry) => {
+        const why = refusedEntry(entry)
+        const name = entry.path.replace(/^(\.\/)+/, '')
+        if (why !== null) refused.push(`"${entry.path}" ${why}`)
+        else if (entry.type !== 'Directory' && seen.has(name)) refused.push(`"${entry.path}" aparece dos veces`)
+        seen.add(name)
+      },
+    })
+  } catch (err) {
+    throw new RestoreError(`${from} no es un respaldo de Timbre legible: ${(err as Error).message}`)
+  }
+  if (refused.length > 0)
+    throw new RestoreError(
+      `${from} no se restaura: la entrada ${refused.slice(0, 3).join('; la entrada ')}${refused.length > 3 ? ` (y ${refused.length - 3} más)` : ''}. ` +
+        `Un respaldo de Timbre solo contiene archivos regulares (${[...RESTORABLE].join(', ')}); no se escribió nada en ${resolve(dataDir)}.`,
+    )
+  if (!seen.has(DB_FILE)) throw new RestoreError(`${from} no contiene ${DB_FILE}`)
+}
+
+function assertEmpty(dataDir: string): void {
+  if (!existsSync(dataDir)) return
+  const present = readdirSync(dataDir).filter((f) => f !== '.gitkeep')
+  if (present.length > 0) throw new RestoreError(`el directorio de datos ${dataDir} no está vacío (${present.slice(0, 3).join(', ')}); restaure en uno vacío`)
+}
+
+/**
+ * Fills an empty data dir only: a restore never overwrites live data, and an archive it refuses leaves the data dir
+ * as it found it. No deps: there is no store yet to hand it (it opens the restored one itself to check it), and nothing
+ * it writes carries a time.
  */
 export async function restoreBackup(input: { from: string; dataDir: string }): Promise<RestoreResult> {
   const { from, dataDir } = input
   if (!existsSync(from)) throw new TimbreError('NOT_FOUND', { message: `No existe el archivo ${from}.` })
+  assertEmpty(dataDir)
+  await checkArchive(from, dataDir)
   ensureDataDir(dataDir)
-  const present = readdirSync(dataDir).filter((f) => f !== '.gitkeep')
-  if (present.length > 0) throw new RestoreError(`el directorio de datos ${dataDir} no está vacío (${present.slice(0, 3).join(', ')}); restaure en uno vacío`)
-  const allowed = new Set([MANIFEST, DB_FILE, MASTER_KEY_FILE, JWT_PRIVATE_KEY_FILE])
+  assertEmpty(dataDir)
+  try {
+    return await extractAndCheck(from, dataDir)
+  } catch (err) {
+    // Only the names this restore writes: the data dir was empty, and it is left so.
+    for (const f of [...RESTORABLE, ...OPENED]) rmSync(join(dataDir, f), { recursive: true, force: true })
+    throw err
+  }
+}
+
+async function extractAndCheck(from: string, dataDir: string): Promise<RestoreResult> {
   const tar = await loadTar()
   try {
-    await tar.x({ file: from, cwd: dataDir, filter: (path: string) => allowed.has(path.replace(/^\.\//, '')) })
+    // checkArchive refused the archive otherwise; the filter repeats it, should the file change in between.
+    await tar.x({ file: from, cwd: dataDir, strict: true, filter: (path, entry) => 'type' in entry && REGULAR_FILE.has(entry.type) && refusedEntry(entry) === null })
   } catch (err) {
     throw new RestoreError(`${from} no es un respaldo de Timbre legible: ${(err as Error).message}`)
   }
+  for (const f of RESTORABLE) {
+    const path = join(dataDir, f)
+    if (!existsSync(path)) continue
+    if (!lstatSync(path).isFile()) throw new RestoreError(`${from} no se restaura: ${f} no quedó como archivo regular`)
+    chmodSync(path, 0o600)
+  }
   if (!existsSync(join(dataDir, DB_FILE))) throw new RestoreError(`${from} no contiene ${DB_FILE}`)
-  for (const f of [DB_FILE, MASTER_KEY_FILE, JWT_PRIVATE_KEY_FILE]) if (existsSync(join(dataDir, f))) chmodSync(join(dataDir, f), 0o600)
   const store = openDatabase(dataDir, { create: false })
   try {
     const check = store.sqlite.query('PRAGMA integrity_check').get() as { integrity_check: string }
     if (check.integrity_check !== 'ok') throw new RestoreError(`la base restaurada no pasa integrity_check: ${check.integrity_check}`)
-    const files = readdirSync(dataDir).filter((f) => allowed.has(f))
+    const files = readdirSync(dataDir).filter((f) => RESTORABLE.has(f))
     const manifest = existsSync(join(dataDir, MANIFEST)) ? (JSON.parse(readFileSync(join(dataDir, MANIFEST), 'utf8')) as { includes_keys?: boolean }) : {}
     return {
       data_dir: resolve(dataDir),
