@@ -12,8 +12,11 @@ export interface Job {
 
 export interface Scheduler {
   isRunning(): boolean
-  /** Waits for runs in progress (up to graceMs), then stops every job. */
-  stop(graceMs: number): Promise<void>
+  /**
+   * Waits for runs in progress (up to graceMs), then stops every job. Resolves with how many runs were still going at
+   * the deadline: their work is leased or idempotent in the database, so a restart finishes it (DESIGN §1).
+   */
+  stop(graceMs: number): Promise<number>
 }
 
 export function startScheduler(deps: Deps, jobs: readonly Job[]): Scheduler {
@@ -52,6 +55,7 @@ export function startScheduler(deps: Deps, jobs: readonly Job[]): Scheduler {
       const deadline = Date.now() + graceMs
       while (running > 0 && Date.now() < deadline) await Bun.sleep(25)
       for (const c of crons) c.stop()
+      return running
     },
   }
 }
