@@ -78,6 +78,9 @@ export class GroupCommitter {
             outcomes.push({ ok: true, value: item.work(this.db) })
             sql.release.run()
           } catch (err) {
+            // SQLite may roll the whole transaction back by itself on an I/O error or a full disk: then the group
+            // fails with that cause, not with the "no such savepoint" that rolling back to the savepoint would raise.
+            if (!this.sqlite.inTransaction) throw err
             sql.rollbackTo.run()
             sql.release.run()
             outcomes.push({ ok: false, err })

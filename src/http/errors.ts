@@ -1,7 +1,7 @@
 // The only file that knows HTTP statuses: typed errors → the envelope of spec 2.18 (DESIGN §5, STYLE §4).
 import { CATALOG, TimbreError, type ErrorCode, type FieldError, type Severity } from '../errors'
 import type { Logger } from '../log'
-import { knownFailure } from '../services/failures'
+import { isStorageFailure, knownFailure } from '../services/failures'
 
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
   VALIDATION_ERROR: 400,
@@ -72,6 +72,11 @@ export function errorResponse(err: TimbreError, requestId: string, headers: Reco
  */
 export function errorForThrown(err: unknown, log: Logger, where: Readonly<Record<string, unknown>>): { error: TimbreError; headers: Record<string, string> } {
   const known = knownFailure(err)
+  if (known !== null && isStorageFailure(known)) {
+    // The operator's problem (a full disk, a read-only data dir): an error line every time, with SQLite's code.
+    log.error('http.storage_unwritable', { ...where, sqlite_code: (err as { code?: unknown }).code, error: String(err) })
+    return { error: known, headers: { 'Retry-After': '30' } }
+  }
   if (known?.code === 'SERVICE_UNAVAILABLE') {
     log.warn('http.database_busy', where)
     return { error: known, headers: { 'Retry-After': '5' } }
