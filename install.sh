@@ -69,7 +69,8 @@ ExecStart=/usr/local/bin/timbre serve
 Restart=on-failure
 RestartSec=5
 KillSignal=SIGTERM
-TimeoutStopSec=45
+# serve drains and exits within 10 s of SIGTERM; past this systemd kills it, which it survives like any crash.
+TimeoutStopSec=15
 NoNewPrivileges=true
 ProtectSystem=strict
 ProtectHome=true

@@ -19,5 +19,10 @@ test('install.sh with DESTDIR installs the binary, a 0700 data dir, the settings
   expect(unit).toContain('ExecStart=/usr/local/bin/timbre serve')
   expect(unit).toContain('User=timbre')
   expect(unit).toContain('ReadWritePaths=/var/lib/timbre')
+  // serve exits within 10 s of SIGTERM (test/cli/shutdown.test.ts): systemd must wait that long before its SIGKILL, and
+  // no much longer, so a restart is not held for minutes.
+  const stopTimeout = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1])
+  expect(stopTimeout).toBeGreaterThan(10)
+  expect(stopTimeout).toBeLessThanOrEqual(30)
   expect(readFileSync(join(dest, 'etc/timbre/timbre.env'), 'utf8')).toContain('TIMBRE_DATA_DIR=/var/lib/timbre')
 })
