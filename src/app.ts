@@ -1,6 +1,6 @@
 // Composition root: turns a Config into the Deps every door (HTTP, CLI, jobs) hands to the services.
 import { systemClock, type Clock } from './clock'
-import { jwtPublicKeyPathsFromEnv, masterKeyFromEnv, type Config } from './config'
+import { jwtPublicKeysFromEnv, masterKeyFromEnv, type Config, type JwtPublicKeySetting } from './config'
 import type { KeyObject } from 'node:crypto'
 import { loadOrCreateJwtPrivateKey, loadOrCreateJwtPrivateKeyInBackground, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
@@ -16,9 +16,9 @@ import { openVault } from './services/master-key'
 import { buildKeyring, type JwtKeyring } from './services/tokens'
 import { WorkerPool } from './workers/pool'
 
-export async function loadKeyring(dataDir: string, publicKeyPaths: readonly string[], privateKey?: Promise<KeyObject>): Promise<JwtKeyring> {
+export async function loadKeyring(dataDir: string, publicKeys: readonly JwtPublicKeySetting[], privateKey?: Promise<KeyObject>): Promise<JwtKeyring> {
   const instanceKey = privateKey ? await privateKey : loadOrCreateJwtPrivateKey(dataDir)
-  return buildKeyring(instanceKey, publicKeyOf(instanceKey), publicKeyPaths.map(readPublicKeyFile))
+  return buildKeyring(instanceKey, publicKeyOf(instanceKey), publicKeys.map((k) => ({ key: readPublicKeyFile(k.path), iss: k.iss, aud: k.aud })))
 }
 
 /** Remembers when the SII last gave a real answer (anything but a passing fault), for GET /ready. */
@@ -118,7 +118,9 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     // Made at first start (DESIGN §2), so a backup taken right after start already holds it; never made over sealed
     // data it would not open (DESIGN §3).
     const vault = openVault({ store }, { masterKeyFromEnv: config.masterKey })
-    const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeyPaths, jwtKey)
+    const keyring = await loadKeyring(config.dataDir, config.jwtPublicKeys, jwtKey)
+    // Accepted as before issue 18, but any token that key signs passes whatever issuer it names.
+    for (const k of config.jwtPublicKeys) if (k.iss === null) log.warn('auth.issuer_unchecked', { path: k.path, hint: 'TIMBRE_JWT_PUBLIC_KEYS: ruta#iss=EMISOR&aud=AUDIENCIA' })
     const sii = await connectSii(config, log, clock)
     const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
@@ -156,4 +158,4 @@ export function openAdminStore(dataDir: string, log: Logger, opts: { create?: bo
   return openDatabase(dataDir, { log, create: opts.create ?? false })
 }
 
-export { masterKeyFromEnv, jwtPublicKeyPathsFromEnv }
+export { masterKeyFromEnv, jwtPublicKeysFromEnv }

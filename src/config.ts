@@ -18,7 +18,8 @@ export interface Config {
   readonly webhookAllowHttp: boolean
   /** Base64 32-byte key from TIMBRE_MASTER_KEY; null means the key file in the data dir. */
   readonly masterKey: string | null
-  readonly jwtPublicKeyPaths: readonly string[]
+  /** External token issuers (TIMBRE_JWT_PUBLIC_KEYS): a PEM public key each, with the iss and aud its tokens carry. */
+  readonly jwtPublicKeys: readonly JwtPublicKeySetting[]
   readonly cafLowStock: number
   readonly log: LogLevel
   readonly rateLimit: number
@@ -35,6 +36,14 @@ export interface Config {
    * with SIGKILL when a group of at least N issuances is about to commit, or has just committed and is not answered yet.
    */
   readonly faultGroupCommit: GroupCommitFault | null
+}
+
+export interface JwtPublicKeySetting {
+  readonly path: string
+  /** The `iss` every token this key signs must carry; null (a bare path, as before issue 18): not checked. */
+  readonly iss: string | null
+  /** The `aud` every token this key signs must name; null: not checked. */
+  readonly aud: string | null
 }
 
 export interface GroupCommitFault {
@@ -117,6 +126,28 @@ function parseAddressList(raw: string, name: string): string[] {
   })
 }
 
+/**
+ * `path` or `path#iss=https://idp.example&aud=timbre`, comma separated. What follows `#` is read like a URL query, so
+ * a `,`, `&` or `+` inside a value is written percent-encoded (`%2C`, `%26`, `%2B`); a bare path stays valid as it was.
+ */
+function parseJwtPublicKeys(raw: string, name: string): JwtPublicKeySetting[] {
+  return list(raw).map((entry) => {
+    const hash = entry.indexOf('#')
+    if (hash < 0) return { path: entry, iss: null, aud: null }
+    const path = entry.slice(0, hash).trim()
+    const options = new URLSearchParams(entry.slice(hash + 1))
+    const value = (key: 'iss' | 'aud'): string | null => {
+      const all = options.getAll(key)
+      if (all.length > 1) fail(name, `${key} repetido en "${entry}"`)
+      if (all[0] === '') fail(name, `${key} vacío en "${entry}"`)
+      return all[0] ?? null
+    }
+    for (const key of options.keys()) if (key !== 'iss' && key !== 'aud') fail(name, `opción desconocida "${key}" en "${entry}" (se esperan iss y aud)`)
+    if (path === '') fail(name, `falta la ruta de la llave en "${entry}"`)
+    return { path, iss: value('iss'), aud: value('aud') }
+  })
+}
+
 export const SETTINGS: Settings = {
   host: { env: 'TIMBRE_HOST', flag: '--host', default: '127.0.0.1', parse: (r) => r, help: 'dirección de escucha (0.0.0.0 para la LAN)' },
   port: { env: 'TIMBRE_PORT', flag: '--port', default: '8080', parse: parseIntInRange(0, 65535), help: 'puerto HTTP (0 = uno libre)' },
@@ -135,7 +166,12 @@ export const SETTINGS: Settings = {
     help: 'acepta URLs http:// en webhooks (solo desarrollo)',
   },
   masterKey: { env: 'TIMBRE_MASTER_KEY', default: '', parse: optional, help: 'llave maestra de 32 bytes en base64' },
-  jwtPublicKeyPaths: { env: 'TIMBRE_JWT_PUBLIC_KEYS', default: '', parse: list, help: 'rutas de llaves públicas PEM de emisores de tokens' },
+  jwtPublicKeys: {
+    env: 'TIMBRE_JWT_PUBLIC_KEYS',
+    default: '',
+    parse: parseJwtPublicKeys,
+    help: 'llaves públicas PEM de emisores de tokens: ruta o ruta#iss=EMISOR&aud=AUDIENCIA, separadas por coma',
+  },
   cafLowStock: { env: 'TIMBRE_CAF_LOW_STOCK', default: '10', parse: parseIntInRange(0, 1_000_000), help: 'umbral de caf.low_stock' },
   log: {
     env: 'TIMBRE_LOG',
@@ -213,8 +249,8 @@ export function masterKeyFromEnv(env: Readonly<Record<string, string | undefined
   return optional(env.TIMBRE_MASTER_KEY ?? '')
 }
 
-export function jwtPublicKeyPathsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  return list(env.TIMBRE_JWT_PUBLIC_KEYS ?? '')
+export function jwtPublicKeysFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): JwtPublicKeySetting[] {
+  return parseJwtPublicKeys(env.TIMBRE_JWT_PUBLIC_KEYS ?? '', 'TIMBRE_JWT_PUBLIC_KEYS')
 }
 
 export function settingsHelp(envOnly = false): string {

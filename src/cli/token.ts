@@ -1,6 +1,6 @@
 // `timbre token issue` (DESIGN §3): an RS256 JWT signed with the instance key.
 import { loadKeyring } from '../app'
-import { dataDirFrom, jwtPublicKeyPathsFromEnv } from '../config'
+import { dataDirFrom, jwtPublicKeysFromEnv } from '../config'
 import { resolveEmpresa } from '../services/empresas'
 import { DEFAULT_TOKEN_TTL_SECONDS, issueToken } from '../services/tokens'
 import { withAdminStore } from './admin-store'
@@ -22,7 +22,7 @@ export const tokenIssue: Command = {
     if (ttl < 1) throw new UsageError('--ttl debe ser mayor que 0')
     return withAdminStore(args, async (deps) => {
       const empresa = resolveEmpresa(deps, { ref })
-      const keyring = await loadKeyring(dataDirFrom(args.flags), jwtPublicKeyPathsFromEnv())
+      const keyring = await loadKeyring(dataDirFrom(args.flags), jwtPublicKeysFromEnv())
       return issueToken({ ...deps, keyring }, { empresaId: empresa.id, sub: args.flags['--sub'], ttlSeconds: ttl })
     })
   },

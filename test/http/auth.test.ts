@@ -1,10 +1,12 @@
 // DESIGN §4: every way a caller is admitted or refused, against a real server on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, createHmac } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SignJWT, exportJWK, calculateJwkThumbprint } from 'jose'
+import { SignJWT, exportJWK, calculateJwkThumbprint, decodeJwt, type JWTPayload } from 'jose'
+import { tokenIssue } from '../../src/cli/token'
 import { revokeApiKey, createApiKey } from '../../src/services/api-keys'
+import { issueToken } from '../../src/services/tokens'
 import { testClock } from '../support/clock'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -12,17 +14,26 @@ const EMPRESA = '/api/v1/billing/empresa'
 let s: TestServer
 let a: Tenant
 let b: Tenant
-// An external token issuer (TIMBRE_JWT_PUBLIC_KEYS): its public key is configured, its private key signs tokens here.
+// External token issuers (TIMBRE_JWT_PUBLIC_KEYS): their public keys are configured, their private keys sign tokens
+// here. `external` is a bare path, as before issuers had an `iss`; `idp` must say iss and aud; `partner` only iss.
 const external = generateKeyPairSync('rsa', { modulusLength: 2048 })
+const idp = generateKeyPairSync('rsa', { modulusLength: 2048 })
+const partner = generateKeyPairSync('rsa', { modulusLength: 2048 })
 const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 })
+const IDP_ISS = 'https://idp.example/realms/facturas'
+const PARTNER_ISS = 'https://partner.example'
 
 const b64url = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 beforeAll(async () => {
   const keyDir = tempDir('timbre-jwks-')
-  const pubPath = join(keyDir, 'issuer.pem')
-  writeFileSync(pubPath, external.publicKey.export({ type: 'spki', format: 'pem' }))
-  s = await startTestServer({ env: { TIMBRE_JWT_PUBLIC_KEYS: pubPath } })
+  const pem = (name: string, pair: typeof external) => {
+    const path = join(keyDir, name)
+    writeFileSync(path, pair.publicKey.export({ type: 'spki', format: 'pem' }))
+    return path
+  }
+  const keys = [pem('issuer.pem', external), `${pem('idp.pem', idp)}#iss=${encodeURIComponent(IDP_ISS)}&aud=timbre`, `${pem('partner.pem', partner)}#iss=${PARTNER_ISS}`]
+  s = await startTestServer({ env: { TIMBRE_JWT_PUBLIC_KEYS: keys.join(',') } })
   a = await s.tenant(testRut(), 'Empresa A SpA')
   b = await s.tenant(testRut(), 'Empresa B SpA')
 })
@@ -131,7 +142,7 @@ describe('bearer tokens', () => {
   })
 
   test('HS256 signed with the public key as secret (algorithm confusion) → 401', async () => {
-    const pem = s.server.deps.keyring.verifying.get(s.server.deps.keyring.signing.kid)!.export({ type: 'spki', format: 'pem' }).toString()
+    const pem = s.server.deps.keyring.verifying.get(s.server.deps.keyring.signing.kid)!.key.export({ type: 'spki', format: 'pem' }).toString()
     const head = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({ empresa_id: a.empresa.id, exp: Math.floor(Date.now() / 1000) + 600 })}`
     const token = `${head}.${createHmac('sha256', pem).update(head).digest('base64url')}`
     expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(token) }), 401, 'UNAUTHORIZED')
@@ -169,6 +180,115 @@ describe('bearer tokens', () => {
   test('a malformed Authorization header → 401', async () => {
     for (const value of ['Bearer', 'Basic dXNlcjpwYXNz', 'Bearer a.b.c', 'Bearer x y'])
       expectEnvelope(await s.request('GET', EMPRESA, { headers: { Authorization: value } }), 401, 'UNAUTHORIZED')
+  })
+})
+
+describe('token issuers: iss and aud per key (issue 18, hole 7)', () => {
+  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
+  const get = async (token: string) => (await s.request('GET', EMPRESA, { headers: bearer(token) })).status
+  const exp = () => Math.floor(Date.now() / 1000) + 600
+  const kidOf = async (pair: typeof external) => calculateJwkThumbprint(await exportJWK(pair.publicKey))
+  async function sign(pair: typeof external, claims: JWTPayload, opts: { kid?: boolean } = {}) {
+    const header = opts.kid === false ? { alg: 'RS256' } : { alg: 'RS256', kid: await kidOf(pair) }
+    return new SignJWT({ empresa_id: a.empresa.id, ...claims }).setProtectedHeader(header).setExpirationTime(exp()).sign(pair.privateKey)
+  }
+
+  test("a configured issuer's tokens must carry its iss and aud, else 401", async () => {
+    expect(await get(await sign(idp, { iss: IDP_ISS, aud: 'timbre' }))).toBe(200)
+    expect(await get(await sign(idp, { iss: IDP_ISS, aud: ['otra-app', 'timbre'] }))).toBe(200)
+    expect(await get(await sign(idp, { iss: 'https://idp.example/realms/otro', aud: 'timbre' }))).toBe(401)
+    expect(await get(await sign(idp, { aud: 'timbre' }))).toBe(401)
+    expect(await get(await sign(idp, { iss: IDP_ISS }))).toBe(401)
+    expect(await get(await sign(idp, { iss: IDP_ISS, aud: 'otra-app' }))).toBe(401)
+    // Without aud configured, aud is not looked at; iss still is.
+    expect(await get(await sign(partner, { iss: PARTNER_ISS, aud: 'cualquiera' }))).toBe(200)
+    expect(await get(await sign(partner, { iss: IDP_ISS, aud: 'timbre' }))).toBe(401)
+  })
+
+  test("without kid the token's iss picks the key; a key's signature under another issuer's iss is refused", async () => {
+    expect(await get(await sign(idp, { iss: IDP_ISS, aud: 'timbre' }, { kid: false }))).toBe(200)
+    expect(await get(await sign(partner, { iss: PARTNER_ISS }, { kid: false }))).toBe(200)
+    expect(await get(await sign(partner, { iss: IDP_ISS, aud: 'timbre' }, { kid: false }))).toBe(401)
+    expect(await get(await sign(idp, { iss: `timbre:${s.server.deps.keyring.signing.kid}` }))).toBe(401)
+  })
+
+  test('a key configured as a bare path (as before) keeps accepting its tokens whatever their iss', async () => {
+    expect(await get(await sign(external, {}))).toBe(200)
+    expect(await get(await sign(external, { iss: 'https://anything.example' }))).toBe(200)
+    // …and serve says so at start, for that key only.
+    const warned = s.logs.filter((l) => l.event === 'auth.issuer_unchecked')
+    expect(warned.map((l) => String(l.path).split('/').pop())).toEqual(['issuer.pem'])
+  })
+
+  test('instance tokens carry iss timbre:<kid> and are checked for it; those of older versions, without iss, still pass until they expire', async () => {
+    const kid = s.server.deps.keyring.signing.kid
+    const issued = await a.token()
+    expect(decodeJwt(issued).iss).toBe(`timbre:${kid}`)
+    expect(await get(issued)).toBe(200)
+    const instance = { privateKey: s.server.deps.keyring.signing.privateKey } as typeof external
+    const signed = (claims: JWTPayload) =>
+      new SignJWT({ empresa_id: a.empresa.id, ...claims }).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(exp()).sign(instance.privateKey)
+    expect(await get(await signed({}))).toBe(200)
+    expect(await get(await signed({ iss: IDP_ISS, aud: 'timbre' }))).toBe(401)
+    expect(await get(await signed({ iss: 'timbre:otra-instancia' }))).toBe(401)
+  })
+
+  test('timbre token issue: 15 minutes unless --ttl says otherwise, iss timbre:<kid>, and the running server accepts it', async () => {
+    const run = async (flags: Record<string, string>) =>
+      ((await tokenIssue.run({ flags: { '--empresa': a.empresa.id, '--data-dir': s.dataDir, ...flags }, positionals: [] })) as { token: string }).token
+    const token = await run({})
+    const claims = decodeJwt(token)
+    expect(claims.exp! - claims.iat!).toBe(15 * 60)
+    expect(claims.iss).toBe(`timbre:${s.server.deps.keyring.signing.kid}`)
+    expect(await get(token)).toBe(200)
+    const longer = decodeJwt(await run({ '--ttl': '3600' }))
+    expect(longer.exp! - longer.iat!).toBe(3600)
+  })
+
+  test("revoking (README): a new instance key refuses every token of the old one; removing an issuer's key refuses its tokens", async () => {
+    const dataDir = tempDir('timbre-rotate-')
+    const keyDir = tempDir('timbre-rotate-keys-')
+    const idpPath = join(keyDir, 'idp.pem')
+    writeFileSync(idpPath, idp.publicKey.export({ type: 'spki', format: 'pem' }))
+    const first = await startTestServer({ dataDir, env: { TIMBRE_JWT_PUBLIC_KEYS: `${idpPath}#iss=${IDP_ISS}&aud=timbre` } })
+    const tenant = await first.tenant(testRut())
+    const old = await tenant.token()
+    const fromIdp = await new SignJWT({ empresa_id: tenant.empresa.id, iss: IDP_ISS, aud: 'timbre' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(exp()).sign(idp.privateKey)
+    const asBearer = (t: TestServer, token: string) => t.request('GET', EMPRESA, { headers: bearer(token) })
+    expect((await asBearer(first, old)).status).toBe(200)
+    expect((await asBearer(first, fromIdp)).status).toBe(200)
+    await first.stop()
+    renameSync(join(dataDir, 'jwt-private.pem'), join(dataDir, 'jwt-private.pem.old'))
+    const second = await startTestServer({ dataDir })
+    try {
+      expect((await asBearer(second, old)).status).toBe(401)
+      expect((await asBearer(second, fromIdp)).status).toBe(401)
+      const fresh = (await issueToken(second.server.deps, { empresaId: tenant.empresa.id, ttlSeconds: 60 })).token
+      expect((await asBearer(second, fresh)).status).toBe(200)
+    } finally {
+      await second.stop()
+      for (const dir of [dataDir, keyDir]) rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('HS256 signed with an external issuer\'s public key PEM as secret → 401, with or without its kid', async () => {
+    const pem = idp.publicKey.export({ type: 'spki', format: 'pem' }).toString()
+    for (const header of [{ alg: 'HS256', typ: 'JWT', kid: await kidOf(idp) }, { alg: 'HS256', typ: 'JWT' }]) {
+      const head = `${b64url(header)}.${b64url({ empresa_id: a.empresa.id, iss: IDP_ISS, aud: 'timbre', exp: exp() })}`
+      const token = `${head}.${createHmac('sha256', pem).update(head).digest('base64url')}`
+      expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(token) }), 401, 'UNAUTHORIZED')
+    }
+  })
+
+  test('alg none carrying a configured iss → 401; iat or nbf far ahead → 401', async () => {
+    const none = `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ empresa_id: a.empresa.id, iss: IDP_ISS, aud: 'timbre', exp: exp() })}.`
+    expectEnvelope(await s.request('GET', EMPRESA, { headers: bearer(none) }), 401, 'UNAUTHORIZED')
+    const ahead = Math.floor(Date.now() / 1000) + 3600
+    const future = (claims: JWTPayload) =>
+      new SignJWT({ empresa_id: a.empresa.id, iss: IDP_ISS, aud: 'timbre', ...claims }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(ahead + 600).sign(idp.privateKey)
+    expect(await get(await future({ iat: ahead }))).toBe(401)
+    expect(await get(await future({ nbf: ahead }))).toBe(401)
+    expect(await get(await future({ iat: ahead - 3600 }))).toBe(200)
   })
 })
 

@@ -6,7 +6,7 @@ describe('loadConfig', () => {
   test('defaults of DESIGN §2', () => {
     expect(loadConfig({}, {})).toMatchObject({
       host: '127.0.0.1', port: 8080, dataDir: './data', sii: { kind: 'sii' }, submitEveryMs: 5000, trackEveryMs: 30_000,
-      deliverEveryMs: 2000, inboxEveryMs: 60_000, webhookAllowHttp: false, masterKey: null, jwtPublicKeyPaths: [], cafLowStock: 10, log: 'info',
+      deliverEveryMs: 2000, inboxEveryMs: 60_000, webhookAllowHttp: false, masterKey: null, jwtPublicKeys: [], cafLowStock: 10, log: 'info',
       rateLimit: 100, corsOrigins: [], tlsCert: null, tlsKey: null, demo: false,
     })
   })
@@ -54,5 +54,25 @@ describe('simulado', () => {
     expect(loadConfig({ '--sii': 'simulado' }, {})).toMatchObject({ submitEveryMs: 1000, trackEveryMs: 2000, inboxEveryMs: 2000 })
     expect(loadConfig({ '--sii': 'simulado', '--track-every': '10s' }, { TIMBRE_SUBMIT_EVERY: '3s' })).toMatchObject({ submitEveryMs: 3000, trackEveryMs: 10_000 })
     expect(loadConfig({ '--sii': 'http://127.0.0.1:9' }, {})).toMatchObject({ submitEveryMs: 5000, trackEveryMs: 30_000 })
+  })
+})
+
+describe('TIMBRE_JWT_PUBLIC_KEYS (issue 18, hole 7)', () => {
+  const keys = (raw: string) => loadConfig({}, { TIMBRE_JWT_PUBLIC_KEYS: raw }).jwtPublicKeys
+
+  test('bare paths as before, or path#iss=…&aud=… read like a URL query', () => {
+    expect(keys('/k/a.pem, /k/b.pem')).toEqual([
+      { path: '/k/a.pem', iss: null, aud: null },
+      { path: '/k/b.pem', iss: null, aud: null },
+    ])
+    expect(keys('/k/idp.pem#iss=https://idp.example/realms/x&aud=timbre,/k/p.pem#iss=https%3A%2F%2Fp.example%2Ca%2Bb')).toEqual([
+      { path: '/k/idp.pem', iss: 'https://idp.example/realms/x', aud: 'timbre' },
+      { path: '/k/p.pem', iss: 'https://p.example,a+b', aud: null },
+    ])
+  })
+
+  test.each(['/k/a.pem#issuer=x', '/k/a.pem#iss=', '/k/a.pem#iss=a&iss=b', '#iss=x', '/k/a.pem#aud='])('%s → ConfigError naming the setting', (raw) => {
+    expect(() => keys(raw)).toThrow(ConfigError)
+    expect(() => keys(raw)).toThrow('TIMBRE_JWT_PUBLIC_KEYS')
   })
 })
