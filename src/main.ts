@@ -98,5 +98,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// Everything the binary writes is its owner's alone, whatever umask the shell or the service manager gave it (issue 18):
+// the data dir's database, WAL, keys, lock, simulator and backups, and `backup --out` (docs/decisions/operations.md).
+process.umask(0o077)
 const code = await main(process.argv.slice(2))
 if (code >= 0) process.exit(code)

@@ -28,6 +28,6 @@ export const restore: Command = {
   usage: 'timbre restore --from ARCHIVO.tar.gz --data-dir D',
   flags: { '--from': { takesValue: true, help: 'archivo de respaldo' }, ...DATA_DIR_FLAG },
   async run(args) {
-    return restoreBackup({ from: requireFlag(args, '--from'), dataDir: dataDirFrom(args.flags) })
+    return restoreBackup({ from: requireFlag(args, '--from'), dataDir: dataDirFrom(args.flags), log: stderrLogger() })
   },
 }

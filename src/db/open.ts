@@ -1,7 +1,7 @@
 // One way to open the store, for `serve` and every admin command (STYLE §6): checks the data dir, sets the pragmas,
 // backs up before migrating, migrates, refuses a database written by a newer Timbre (DESIGN §1).
 import { Database } from 'bun:sqlite'
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
+import { accessSync, chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { OperatorError } from '../errors'
@@ -43,6 +43,53 @@ export function ensureDataDir(dataDir: string): void {
   }
 }
 
+const BACKUPS_DIR = 'backups'
+const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0')
+
+/**
+ * The data dir is 0700 and what is in it 0600 (issue 18, docs/decisions/operations.md): it holds the master key, the
+ * JWT key and every company's documents. The binary makes its files so (main.ts sets the umask); this pass is for a dir
+ * that existed with looser modes (an older Timbre, a `mkdir` under umask 022, a copied folder): it takes the group's
+ * and others' bits off the dir, each entry in it and each entry of backups/, and logs what it changed. Symbolic links
+ * are left alone (chmod would follow them out of the data dir). What it may not change (a dir the process does not
+ * own, a read-only mount) is a warning, never a reason not to start: the owner is the one who can fix it.
+ */
+export function secureDataDir(dataDir: string, log: Logger): void {
+  const changed: Array<{ path: string; from: string; to: string }> = []
+  const refused: Array<{ path: string; mode: string; owner_uid: number; reason: string }> = []
+  const tighten = (rel: string): Stats | null => {
+    let st: Stats
+    try {
+      st = lstatSync(join(dataDir, rel))
+    } catch {
+      return null // removed meanwhile (a WAL at its last close)
+    }
+    const mode = st.mode & 0o777
+    if (st.isSymbolicLink() || (mode & 0o077) === 0) return st
+    try {
+      chmodSync(join(dataDir, rel), mode & 0o700)
+      changed.push({ path: rel || '.', from: octal(mode), to: octal(mode & 0o700) })
+    } catch (err) {
+      refused.push({ path: rel || '.', mode: octal(mode), owner_uid: st.uid, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message })
+    }
+    return st
+  }
+  const dir = tighten('')
+  for (const name of readdirSync(dataDir)) {
+    const st = tighten(name)
+    if (name === BACKUPS_DIR && st?.isDirectory() && !st.isSymbolicLink()) for (const inner of readdirSync(join(dataDir, name))) tighten(join(name, inner))
+  }
+  if (changed.length > 0) log.warn('data_dir.permissions_tightened', { data_dir: resolve(dataDir), changed })
+  if (refused.length > 0)
+    log.warn('data_dir.permissions_not_tightened', {
+      data_dir: resolve(dataDir),
+      owner_uid: dir?.uid ?? null,
+      process_uid: process.getuid?.() ?? null,
+      paths: refused,
+      action: 'el dueño del directorio de datos debe dejarlo en 0700 y sus archivos en 0600, o Timbre debe correr como ese dueño',
+    })
+}
+
 function setPragmas(sqlite: Database): void {
   // busy_timeout first: switching to WAL needs the lock another process may hold (docs/stack-notes.md).
   sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
@@ -66,11 +113,12 @@ export function snapshotDatabase(sqlite: Database, target: string): void {
 }
 
 function backupBeforeMigrating(sqlite: Database, dataDir: string, status: SchemaStatus, log: Logger): string {
-  const dir = join(dataDir, 'backups')
+  const dir = join(dataDir, BACKUPS_DIR)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   const target = join(dir, `timbre-${stamp}-before-${status.binaryVersion}.db`)
   snapshotDatabase(sqlite, target)
+  chmodSync(target, 0o600) // VACUUM INTO makes it 0644 less the umask
   log.info('db.backup.before_migration', { path: target, from: status.databaseVersion, to: status.binaryVersion })
   return target
 }
@@ -109,7 +157,10 @@ export function openDatabase(dataDir: string, opts: { log?: Logger; migrations?:
   const log = opts.log ?? silentLogger
   if (opts.create === false) assertDatabaseExists(dataDir)
   ensureDataDir(dataDir)
+  secureDataDir(dataDir, log)
   const path = join(dataDir, DB_FILE)
+  // SQLite makes a new database 0644 less the umask, and gives its -wal and -shm the database's mode: made 0600 first.
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600))
   const sqlite = new Database(path, { create: true, strict: true })
   try {
     setPragmas(sqlite)

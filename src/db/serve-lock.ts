@@ -4,7 +4,7 @@
 // committed: the operating system drops it when the process dies, even by SIGKILL, so no stale lock survives a crash
 // (a pid file alone would). Node has no flock; this is the portable lock Bun already ships.
 import { Database } from 'bun:sqlite'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { StoreError } from './open'
 
@@ -17,6 +17,8 @@ export interface ServeLock {
 }
 
 export function lockDataDir(dataDir: string): ServeLock {
+  // 0600 like everything in the data dir (issue 18); SQLite would make it 0644 less the umask.
+  closeSync(openSync(join(dataDir, LOCK_FILE), 'a', 0o600))
   const lock = new Database(join(dataDir, LOCK_FILE), { create: true })
   try {
     lock.run('PRAGMA busy_timeout = 0')
@@ -30,7 +32,7 @@ export function lockDataDir(dataDir: string): ServeLock {
     const pid = existsSync(pidPath) ? readFileSync(pidPath, 'utf8').trim() : '?'
     throw new StoreError(`otro proceso timbre serve (pid ${pid}) ya usa el directorio de datos ${resolve(dataDir)}; deténgalo o use otro --data-dir`)
   }
-  writeFileSync(join(dataDir, PID_FILE), `${process.pid}\n`)
+  writeFileSync(join(dataDir, PID_FILE), `${process.pid}\n`, { mode: 0o600 })
   return {
     release() {
       rmSync(join(dataDir, PID_FILE), { force: true })

@@ -1,12 +1,13 @@
 // `timbre backup` / `timbre restore` (DESIGN §3): one .tar.gz with a consistent online snapshot and the instance keys.
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { isAbsolute, join, resolve } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { OperatorError, TimbreError } from '../errors'
+import { silentLogger, type Logger } from '../log'
 import { VERSION } from '../version'
 import type { Deps } from './deps'
 
@@ -40,6 +41,7 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: {
     const manifest = { timbre: VERSION, schema: store.schema.binaryVersion, created_at: isoTimestamp(deps.clock.now()), files, includes_keys: input.includeKeys }
     await Bun.write(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
     const target = resolve(input.out)
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 }) // e.g. <data-dir>/backups/, which a fresh dir lacks
     const tar = await loadTar()
     await tar.c({ gzip: true, file: target, cwd: staging, portable: true, mode: 0o600 } as TarOptionsWithAliasesAsyncFile, [MANIFEST, ...files])
     chmodSync(target, 0o600)
@@ -135,7 +137,7 @@ function assertEmpty(dataDir: string): void {
  * as it found it. No deps: there is no store yet to hand it (it opens the restored one itself to check it), and nothing
  * it writes carries a time.
  */
-export async function restoreBackup(input: { from: string; dataDir: string }): Promise<RestoreResult> {
+export async function restoreBackup(input: { from: string; dataDir: string; log?: Logger }): Promise<RestoreResult> {
   const { from, dataDir } = input
   if (!existsSync(from)) throw new TimbreError('NOT_FOUND', { message: `No existe el archivo ${from}.` })
   assertEmpty(dataDir)
@@ -143,7 +145,7 @@ export async function restoreBackup(input: { from: string; dataDir: string }): P
   ensureDataDir(dataDir)
   assertEmpty(dataDir)
   try {
-    return await extractAndCheck(from, dataDir)
+    return await extractAndCheck(from, dataDir, input.log ?? silentLogger)
   } catch (err) {
     // Only the names this restore writes: the data dir was empty, and it is left so.
     for (const f of [...RESTORABLE, ...OPENED]) rmSync(join(dataDir, f), { recursive: true, force: true })
@@ -151,7 +153,7 @@ export async function restoreBackup(input: { from: string; dataDir: string }): P
   }
 }
 
-async function extractAndCheck(from: string, dataDir: string): Promise<RestoreResult> {
+async function extractAndCheck(from: string, dataDir: string, log: Logger): Promise<RestoreResult> {
   const tar = await loadTar()
   try {
     // checkArchive refused the archive otherwise; the filter repeats it, should the file change in between.
@@ -166,7 +168,7 @@ async function extractAndCheck(from: string, dataDir: string): Promise<RestoreRe
     chmodSync(path, 0o600)
   }
   if (!existsSync(join(dataDir, DB_FILE))) throw new RestoreError(`${from} no contiene ${DB_FILE}`)
-  const store = openDatabase(dataDir, { create: false })
+  const store = openDatabase(dataDir, { create: false, log })
   try {
     const check = store.sqlite.query('PRAGMA integrity_check').get() as { integrity_check: string }
     if (check.integrity_check !== 'ok') throw new RestoreError(`la base restaurada no pasa integrity_check: ${check.integrity_check}`)

@@ -2,7 +2,7 @@
 // (STYLE §1: sii/ never touches Timbre's db). A tiny schema created at start; an in-process simulator that shares a
 // data dir with Timbre survives Timbre's restarts, so seeds, tokens, track ids and received folios persist.
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 
 export type Channel = 'soap' | 'rest'
@@ -117,7 +117,11 @@ export class SimulatorStore {
   private readonly db: Database
 
   constructor(dataDir: string | null) {
-    if (dataDir !== null) mkdirSync(dataDir, { recursive: true })
+    // Beside Timbre's files in its data dir, so 0700 and 0600 like them (issue 18); its -wal and -shm take the file's mode.
+    if (dataDir !== null) {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+      closeSync(openSync(join(dataDir, 'sii-simulator.db'), 'a', 0o600))
+    }
     this.db = new Database(dataDir === null ? ':memory:' : join(dataDir, 'sii-simulator.db'), { create: true, strict: true })
     // busy_timeout before WAL (docs/stack-notes.md): a CLI simulator and a test may open the same file.
     this.db.exec('PRAGMA busy_timeout = 5000')

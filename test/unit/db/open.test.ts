@@ -1,12 +1,13 @@
 // DESIGN §1: embedded migrations match drizzle-kit's folder, apply once, back up before migrating, refuse newer schemas.
 import { describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { Database } from 'bun:sqlite'
 import { MIGRATIONS } from '../../../src/db/migrations.gen'
-import { openDatabase, StoreError } from '../../../src/db/open'
+import { openDatabase, secureDataDir, StoreError } from '../../../src/db/open'
+import { createLogger } from '../../../src/log'
 import { schemaStatus, toMigrationMeta } from '../../../src/db/migrate'
 import { tempDir } from '../../support/server'
 
@@ -100,5 +101,47 @@ describe('openDatabase', () => {
     const store = openDatabase(dir)
     expect(store.sqlite.query('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: MIGRATIONS.length })
     store.close()
+  })
+})
+
+describe('secureDataDir (issue 18)', () => {
+  test('takes group and other bits off the dir, its entries and backups/, never follows a link out, never loosens', () => {
+    const outside = join(tempDir(), 'fuera.txt')
+    writeFileSync(outside, 'x')
+    chmodSync(outside, 0o644)
+    const dir = join(tempDir(), 'data')
+    mkdirSync(join(dir, 'backups', 'dentro'), { recursive: true })
+    mkdirSync(join(dir, 'otra', 'honda'), { recursive: true })
+    writeFileSync(join(dir, 'otra', 'honda', 'f'), 'x')
+    writeFileSync(join(dir, 'solo-lectura'), 'x')
+    symlinkSync(outside, join(dir, 'enlace'))
+    chmodSync(join(dir, 'otra', 'honda', 'f'), 0o644)
+    chmodSync(join(dir, 'solo-lectura'), 0o400)
+    for (const d of ['backups/dentro', 'backups', 'otra/honda', 'otra', '.']) chmodSync(join(dir, d), 0o755)
+    const lines: Array<Record<string, unknown>> = []
+    secureDataDir(dir, createLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)))
+    const mode = (p: string) => (statSync(join(dir, p)).mode & 0o777).toString(8)
+    expect([mode('.'), mode('backups'), mode('backups/dentro'), mode('otra'), mode('solo-lectura')]).toEqual(['700', '700', '700', '700', '400'])
+    // Only the binary's own folder is walked; a link is not followed (chmod would change the file outside).
+    expect([mode('otra/honda'), mode('otra/honda/f')]).toEqual(['755', '644'])
+    expect(statSync(outside).mode & 0o777).toBe(0o644)
+    expect(lines).toEqual([expect.objectContaining({ level: 'warn', event: 'data_dir.permissions_tightened' })])
+    expect((lines[0]!.changed as Array<{ path: string }>).map((c) => c.path).sort()).toEqual(['.', 'backups', 'backups/dentro', 'otra'])
+    lines.length = 0
+    secureDataDir(dir, createLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)))
+    expect(lines).toEqual([]) // nothing left to tighten, nothing logged
+  })
+
+  test('a database made by openDatabase is 0600 with its WAL and shared memory, whatever the umask', () => {
+    const before = process.umask(0o000)
+    try {
+      const store = openDatabase(join(tempDir(), 'data'))
+      store.sqlite.run('CREATE TABLE t (x)')
+      for (const f of ['timbre.db', 'timbre.db-wal', 'timbre.db-shm']) expect(`${f} ${(statSync(join(store.dataDir, f)).mode & 0o777).toString(8)}`).toBe(`${f} 600`)
+      expect(statSync(store.dataDir).mode & 0o777).toBe(0o700)
+      store.close()
+    } finally {
+      process.umask(before)
+    }
   })
 })
