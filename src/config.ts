@@ -16,6 +16,8 @@ export interface Config {
   /** The `intercambio` job: mailboxes read, mail sent, received documents followed at the SII (DESIGN §13). */
   readonly inboxEveryMs: number
   readonly webhookAllowHttp: boolean
+  /** Also refuse webhook receivers in private ranges (DESIGN §7): for hosting many companies on one instance. */
+  readonly webhookDenyPrivate: boolean
   /** Base64 32-byte key from TIMBRE_MASTER_KEY; null means the key file in the data dir. */
   readonly masterKey: string | null
   /** External token issuers (TIMBRE_JWT_PUBLIC_KEYS): a PEM public key each, with the iss and aud its tokens carry. */
@@ -164,6 +166,12 @@ export const SETTINGS: Settings = {
     default: 'false',
     parse: parseBool,
     help: 'acepta URLs http:// en webhooks (solo desarrollo)',
+  },
+  webhookDenyPrivate: {
+    env: 'TIMBRE_WEBHOOK_DENY_PRIVATE',
+    default: 'false',
+    parse: parseBool,
+    help: 'rechaza también receptores de webhooks en rangos privados (10/8, 172.16/12, 192.168/16, fc00::/7)',
   },
   masterKey: { env: 'TIMBRE_MASTER_KEY', default: '', parse: optional, help: 'llave maestra de 32 bytes en base64' },
   jwtPublicKeys: {

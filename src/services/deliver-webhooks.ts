@@ -3,6 +3,8 @@
 import { isoTimestamp } from '../clock'
 import { claimDelivery, findDueDeliveries, recordAttempt, type DueDelivery } from '../db/webhook-store'
 import { nextRetryDelayMs } from '../domain/events'
+import { webhookPolicy } from '../domain/webhooks'
+import type { Lookup } from '../webhooks/destination'
 import { DELIVERY_TIMEOUT_MS, postEvent } from '../webhooks/post'
 import { VERSION } from '../version'
 import type { Deps } from './deps'
@@ -12,7 +14,8 @@ const AT_ONCE = 32
 /** Longer than one attempt can take, so no other pass sends the same delivery meanwhile. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS * 3
 
-export type DeliverDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'clock'>
+/** `lookup` replaces the system resolver (tests: a name that answers loopback, or answers once). */
+export type DeliverDeps = Pick<Deps, 'store' | 'vault' | 'log' | 'clock' | 'config'> & { readonly lookup?: Lookup }
 
 async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date): Promise<void> {
   const d = due.delivery
@@ -25,6 +28,8 @@ async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date): Promise<
     body: due.body,
     userAgent: `Timbre/${VERSION}`,
     nowSeconds: Math.floor(deps.clock.now().getTime() / 1000),
+    policy: webhookPolicy(deps.config),
+    lookup: deps.lookup,
   })
   const attemptNo = d.attempt + 1
   const at = isoTimestamp(deps.clock.now())
@@ -39,7 +44,7 @@ async function attempt(deps: DeliverDeps, due: DueDelivery, now: Date): Promise<
     next_attempt_at: delay === null ? null : isoTimestamp(new Date(now.getTime() + delay)),
     updated_at: at,
   })
-  deps.log.info('webhook.attempt', { empresa_id: d.empresa_id, webhook_id: d.webhook_id, event_id: d.event_id, event_type: d.event_type, attempt: attemptNo, ok: result.ok, status_code: result.statusCode, duration_ms: result.durationMs })
+  deps.log.info('webhook.attempt', { empresa_id: d.empresa_id, webhook_id: d.webhook_id, event_id: d.event_id, event_type: d.event_type, attempt: attemptNo, ok: result.ok, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, cause: result.cause })
 }
 
 export async function deliverDue(deps: DeliverDeps): Promise<number> {

@@ -4,8 +4,9 @@ import { isoTimestamp } from '../clock'
 import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent, cancelDeliveriesOfDeletedWebhooks } from '../db/webhook-store'
 import type { DeliveryRow, WebhookRow } from '../db/schema'
 import { PING, type EventType } from '../domain/events'
-import { checkWebhookUrl } from '../domain/webhooks'
-import { TimbreError, validationError } from '../errors'
+import { checkWebhookUrl, refusedUrlError, refusesAnything, webhookPolicy, type AddressPolicy } from '../domain/webhooks'
+import { TimbreError, validationError, type FieldError } from '../errors'
+import { resolveDestination, systemLookup, type Lookup } from '../webhooks/destination'
 import type { Deps } from './deps'
 import { emitEvent } from './events'
 
@@ -51,11 +52,27 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   }
 }
 
-export function registerWebhook(
-  deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'>,
+/** How long registration waits for the resolver before accepting the name unchecked (the delivery checks it anyway). */
+const REGISTRATION_LOOKUP_MS = 3000
+
+/**
+ * A name that resolves to a refused address is refused at registration too, so the integrator learns it at once
+ * rather than from a delivery log. A name that does not resolve (yet, or in time) is accepted: DNS may be set up after
+ * the webhook, and the check that protects the network is the one made at every delivery (docs/decisions/webhooks.md).
+ */
+async function checkResolvedHost(url: string, policy: AddressPolicy, lookup: Lookup): Promise<FieldError[]> {
+  if (!refusesAnything(policy)) return []
+  const dest = await resolveDestination(new URL(url), policy, lookup, AbortSignal.timeout(REGISTRATION_LOOKUP_MS))
+  return !dest.ok && dest.reason === 'refused' ? [refusedUrlError(dest.range, true)] : []
+}
+
+export async function registerWebhook(
+  deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock'> & { readonly lookup?: Lookup },
   input: { empresaId: string; url: string; events: readonly EventType[]; secret?: string },
-): WebhookRecord {
-  const urlErrors = checkWebhookUrl(input.url, deps.config.webhookAllowHttp)
+): Promise<WebhookRecord> {
+  const policy = webhookPolicy(deps.config)
+  const literalErrors = checkWebhookUrl(input.url, policy)
+  const urlErrors = literalErrors.length > 0 ? literalErrors : await checkResolvedHost(input.url, policy, deps.lookup ?? systemLookup)
   if (urlErrors.length > 0) throw validationError(urlErrors)
   const secret = input.secret ?? `whsec_${randomBytes(32).toString('base64url')}`
   const id = Bun.randomUUIDv7()

@@ -129,7 +129,7 @@ describe('delivery', () => {
       await run()
       expect(fail.received).toHaveLength(1)
       let log = (await deliveries(hook.json.id)).data[0]
-      expect(log).toMatchObject({ attempt: 1, status: 'pending', status_code: 500, error: 'HTTP 500' })
+      expect(log).toMatchObject({ attempt: 1, status: 'pending', status_code: 500, error: 'http_status' })
       expect(Date.parse(log.next_retry_at) - clock.now().getTime()).toBeGreaterThan(55_000)
       clock.advance(30_000)
       await run()

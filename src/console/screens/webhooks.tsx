@@ -425,13 +425,13 @@ export const webhookScreens = (deps: Deps) =>
         children: <WebhooksPage deps={deps} request={request} form={null} failure={null} created={null} />,
       }),
     )
-    .post('/webhooks', ({ request }) => {
+    .post('/webhooks', async ({ request }) => {
       requireWrite(request)
       const empresaId = empresaIdOf(request)
       const form = formOf(request)
       try {
-        const { url, events, secret } = parseRegistrarWebhook(registrarBodyFrom(form), deps.config.webhookAllowHttp)
-        const created = registerWebhook(deps, { empresaId, url, events, secret })
+        const { url, events, secret } = parseRegistrarWebhook(registrarBodyFrom(form), deps.config)
+        const created = await registerWebhook(deps, { empresaId, url, events, secret })
         deps.log.info('console.webhook_registered', { empresa_id: empresaId, webhook_id: created.id })
         // The secret is in this answer only (no redirect), so it never sits in a URL or the history.
         return renderPage(deps, request, {

@@ -20,9 +20,9 @@ export const webhookRoutes = (deps: Deps) =>
     })
     .post(
       '',
-      ({ request, body, set }) => {
-        const { url, events, secret } = parseRegistrarWebhook(body, deps.config.webhookAllowHttp)
-        const webhook = registerWebhook(deps, { empresaId: credentialOf(request).empresaId, url, events, secret })
+      async ({ request, body, set }) => {
+        const { url, events, secret } = parseRegistrarWebhook(body, deps.config)
+        const webhook = await registerWebhook(deps, { empresaId: credentialOf(request).empresaId, url, events, secret })
         set.status = 201
         set.headers['location'] = `${API_PREFIX}/webhooks/${webhook.id}`
         return webhook

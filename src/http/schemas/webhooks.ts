@@ -1,7 +1,8 @@
 // POST /webhooks, the webhook record (spec 2.15, 4.4; DESIGN §7, §12) and the delivery log (beyond the spec).
 import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../../domain/events'
-import { checkWebhookUrl } from '../../domain/webhooks'
+import type { Config } from '../../config'
+import { checkWebhookUrl, webhookPolicy } from '../../domain/webhooks'
 import { Cursor, ListLimit } from '../pagination'
 import { parseBody } from '../validation'
 
@@ -21,9 +22,12 @@ export const RegistrarWebhookBody = Type.Object(
   { additionalProperties: false },
 )
 
-/** The body's shape and its URL rule at once: an http:// URL and an unknown event are both reported (DESIGN §5). */
-export function parseRegistrarWebhook(body: unknown, allowHttp: boolean): Static<typeof RegistrarWebhookBody> {
-  return parseBody(RegistrarWebhookBody, body, (fields) => checkWebhookUrl(fields.url, allowHttp))
+/**
+ * The body's shape and its URL rule at once: an http:// URL (or one written as a refused address) and an unknown
+ * event are both reported (DESIGN §5). Where a name resolves is the service's check.
+ */
+export function parseRegistrarWebhook(body: unknown, config: Pick<Config, 'webhookAllowHttp' | 'webhookDenyPrivate'>): Static<typeof RegistrarWebhookBody> {
+  return parseBody(RegistrarWebhookBody, body, (fields) => checkWebhookUrl(fields.url, webhookPolicy(config)))
 }
 
 export const WebhookSchema = Type.Object(
@@ -47,7 +51,9 @@ export const DeliverySchema = Type.Object(
     status: Type.String({ description: 'pending, delivered, failed, cancelled' }),
     status_code: Type.Union([Type.Integer(), Type.Null()]),
     duration_ms: Type.Union([Type.Integer(), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description: 'Clase del error del último intento: timeout, connection_refused, tls, dns, http_status, too_large, address_refused (la URL apunta o resuelve a una dirección no permitida).',
+    }),
     delivered_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     next_retry_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
