@@ -47,8 +47,8 @@ export function secretsIn(bytes: Buffer | string, secrets: readonly Secret[]): s
 }
 
 /** The entries of a .tar.gz (ustar): name → bytes. Enough for the archives `timbre backup` writes. */
-export function untarGz(archive: Uint8Array): Map<string, Buffer> {
-  const tar = Buffer.from(Bun.gunzipSync(archive))
+export function untarGz(archive: Buffer): Map<string, Buffer> {
+  const tar = Buffer.from(Bun.gunzipSync(new Uint8Array(archive)))
   const entries = new Map<string, Buffer>()
   for (let at = 0; at + 512 <= tar.length; ) {
     const header = tar.subarray(at, at + 512)

@@ -72,7 +72,7 @@ beforeAll(async () => {
   // Every read of the route table, once with the API key and once with the bearer token.
   const operations = await apiOperations(s)
   for (const op of operations.filter((o) => o.method === 'GET'))
-    for (const auth of [{ 'X-Api-Key': a.readKey }, { Authorization: `Bearer ${token}` }]) {
+    for (const auth of [{ 'X-Api-Key': a.readKey }, { Authorization: `Bearer ${token}` }] as Array<Record<string, string>>) {
       const res = await call(op.name, 'GET', `${fillPath(op, A.ids)}${queryOf(op)}`, auth)
       expect({ op: op.name, status: res.status }).toEqual({ op: op.name, status: 200 })
     }
