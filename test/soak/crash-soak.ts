@@ -52,6 +52,8 @@ export interface SoakSummary {
   undelivered: number
   badSignatures: number
   integrity: string
+  /** DTEs per estado at the end: shows the SII jobs ran (submitted, tracked) between the kills. */
+  estados: Record<string, number>
   dataDir: string
   failures: string[]
 }
@@ -118,7 +120,7 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
   const args = ['--data-dir', dir, '--sii', 'simulado', '--webhook-allow-http', '--rate-limit', '0', '--submit-every', '1s', '--track-every', '1s', '--deliver-every', '1s']
   let hookSecret: string | null = null
   const rx = startReceiver(() => hookSecret)
-  const s: SoakSummary = { seed: opts.seed, cycles: 0, requests: 0, created: 0, kills: 0, retried: 0, replayed: 0, losses: 0, duplicates: 0, gapsSeen: 0, gaps: 0, events: 0, undelivered: 0, badSignatures: 0, integrity: '', dataDir: dir, failures: [] }
+  const s: SoakSummary = { seed: opts.seed, cycles: 0, requests: 0, created: 0, kills: 0, retried: 0, replayed: 0, losses: 0, duplicates: 0, gapsSeen: 0, gaps: 0, events: 0, undelivered: 0, badSignatures: 0, integrity: '', estados: {}, dataDir: dir, failures: [] }
   const fail = (cycle: number | 'final', what: string) => {
     s.failures.push(`cycle ${cycle}: ${what}`)
     log(`  FAIL (seed ${opts.seed}, cycle ${cycle}): ${what}`)
@@ -254,9 +256,9 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
       const running = Promise.all(Array.from({ length: clients }, client))
       await Bun.sleep(killAfter)
       const proc = serve.proc
+      killed = true // first, so no client starts a request against the dead port (refused: it would only inflate the retries)
       proc.kill('SIGKILL')
       await proc.exited
-      killed = true
       s.kills++
       await running
       serve = null
@@ -331,6 +333,7 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
     serve = null
     const db = new Database(join(dir, 'timbre.db'), { readonly: true })
     s.integrity = (db.query('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check
+    for (const r of db.query('SELECT estado, count(*) AS n FROM dtes GROUP BY estado').all() as Array<{ estado: string; n: number }>) s.estados[r.estado] = r.n
     db.close()
     if (s.integrity !== 'ok') fail('final', `integrity_check: ${s.integrity}`)
   } finally {
@@ -346,7 +349,7 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
 }
 
 export function summaryLine(s: SoakSummary): string {
-  return `crash-soak seed ${s.seed}: cycles ${s.cycles}, requests tried ${s.requests}, 201s ${s.created}, kills ${s.kills}, retried ${s.retried} (${s.replayed} replayed), losses found ${s.losses}, duplicates ${s.duplicates}, gaps ${s.gaps} (unused folios seen after restarts ${s.gapsSeen}), events ${s.events}, undelivered events ${s.undelivered}, bad signatures ${s.badSignatures}, integrity ${s.integrity || 'not checked'}, failures ${s.failures.length}`
+  return `crash-soak seed ${s.seed}: cycles ${s.cycles}, requests tried ${s.requests}, 201s ${s.created}, kills ${s.kills}, retried ${s.retried} (${s.replayed} replayed), losses found ${s.losses}, duplicates ${s.duplicates}, gaps ${s.gaps} (unused folios seen after restarts ${s.gapsSeen}), events ${s.events}, undelivered events ${s.undelivered}, bad signatures ${s.badSignatures}, integrity ${s.integrity || 'not checked'}, estados ${JSON.stringify(s.estados)}, failures ${s.failures.length}`
 }
 
 function flag(argv: readonly string[], name: string): string | undefined {
