@@ -19,10 +19,35 @@ const PAGE = `<!doctype html>
 <body>
 <div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true })</script>
+<script src="/docs/assets/init.js"></script>
 </body>
 </html>
 `
+
+// A file, not an inline <script>, so the page's policy needs no 'unsafe-inline' for scripts. validatorUrl null: Swagger
+// UI would otherwise load a badge from validator.swagger.io (the docs need no internet, DESIGN §12).
+const INIT = `window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true, validatorUrl: null })\n`
+
+/**
+ * The docs are served to browsers without a credential (issue 18, test/security/docs-headers.test.ts): never framed
+ * (clickjacking), never sniffed into another type, no referrer sent elsewhere. The page runs and styles itself only with
+ * its own files (Swagger UI sets styles through the DOM, which style-src does not govern), calls the API on this origin
+ * (connect-src: "Try it out"), and its CSS draws icons as data: images. Everything else, /docs/json included, loads nothing.
+ */
+const BASE_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' } as const
+const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+const FILE_CSP = "default-src 'none'; frame-ancestors 'none'"
+const PAGE_HEADERS = { ...BASE_HEADERS, 'Content-Security-Policy': PAGE_CSP }
+const FILE_HEADERS = { ...BASE_HEADERS, 'Content-Security-Policy': FILE_CSP }
 
 const DESCRIPTION = [
   'API REST de facturación electrónica chilena (DTE) autoalojada.',
@@ -31,8 +56,8 @@ const DESCRIPTION = [
   'Las operaciones marcadas `x-timbre-extension` no están en la especificación 0.2.0 y son aditivas.',
 ].join('\n\n')
 
-const asset = (path: string, type: string) => () =>
-  new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
+const asset = (body: string | Bun.BunFile, type: string) => () =>
+  new Response(body, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400', ...FILE_HEADERS } })
 
 const SPEC_PATH = '/docs/json'
 
@@ -42,8 +67,9 @@ export const docsRoutes = () => {
   // the plugin's own route, and local: no other route sees it.
   let served: Record<string, unknown> | undefined
   return new Elysia({ normalize: false })
-    .onAfterHandle(({ route, response }) => {
+    .onAfterHandle(({ route, response, set }) => {
       if (route !== SPEC_PATH) return
+      Object.assign(set.headers, FILE_HEADERS)
       served ??= toOpenApi303(response as Record<string, unknown>)
       return served
     })
@@ -78,7 +104,8 @@ export const docsRoutes = () => {
       }),
     )
     // Registered after the plugin: replaces its page, which loads the UI from a CDN.
-    .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
-    .get('/docs/assets/swagger-ui-bundle.js', asset(uiBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
-    .get('/docs/assets/swagger-ui.css', asset(uiCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS } }), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui-bundle.js', asset(Bun.file(uiBundle), 'text/javascript; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs/assets/init.js', asset(INIT, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui.css', asset(Bun.file(uiCss), 'text/css; charset=utf-8'), { detail: { hide: true } })
 }
