@@ -15,6 +15,8 @@ export interface Operation {
   readonly hasBody: boolean
   /** Names of the query parameters the operation requires. */
   readonly requiredQuery: readonly string[]
+  /** Names of every query parameter it takes. */
+  readonly query: readonly string[]
   /** `METHOD path`, how failures name the operation. */
   readonly name: string
 }
@@ -41,6 +43,7 @@ export async function apiOperations(s: TestServer): Promise<Operation[]> {
           operationId: op.operationId ?? `${method} ${path}`,
           hasBody: op.requestBody !== undefined,
           requiredQuery: (op.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => p.name),
+          query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
           name: `${method} ${path}`,
         }
       }),

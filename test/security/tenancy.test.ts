@@ -17,6 +17,8 @@ let b: Tenant
 let rx: Receiver
 let A: CompanyA
 let operations: Operation[]
+/** Lists whose next-page cursor of A was sent by B. */
+const cursorsTried: string[] = []
 
 beforeAll(async () => {
   s = await startTestServer({ flags: QUIET_SERVER })
@@ -151,6 +153,7 @@ describe("another company's data (DESIGN §4), every operation of the route tabl
       if (problem) failures.push(`${op.name}: ${problem}`)
     }
     expect(failures).toEqual([])
+    expect(cursorsTried).toContain(`GET ${API}/dte`)
     const after = await snapshotOfA()
     expect(Object.keys(after).filter((name) => after[name]!.body !== before[name]!.body || after[name]!.status !== before[name]!.status)).toEqual([])
   })
@@ -171,7 +174,10 @@ async function tryAsB(op: Operation): Promise<string | null> {
     const expected = READ_STATUS[op.name] ?? { status: 200 }
     if (res.status !== expected.status || (expected.code && res.json?.code !== expected.code)) return `${res.status} (expected ${expected.status}) ${res.text.slice(0, 200)}`
     const found = tracesOfA(res.text)
-    return found.length > 0 ? `B's answer carries A's data: ${found.join(', ')}` : null
+    if (found.length > 0) return `B's answer carries A's data: ${found.join(', ')}`
+    // B has nothing yet: a count above 0 counts A's records.
+    if (res.json?.total_count !== undefined && res.json.total_count !== 0) return `total_count ${res.json.total_count} for a company with none`
+    return op.query.includes('cursor') ? withCursorOfA(op) : null
   }
   if (NO_COMPANY_DATA.has(op.name)) return null
   const write = OWN_WRITES[op.name]
@@ -180,6 +186,19 @@ async function tryAsB(op: Operation): Promise<string | null> {
   if (!write.statuses.includes(res.status)) return `${res.status} (expected ${write.statuses.join(' or ')}) ${res.text.slice(0, 300)}`
   const found = tracesOfA(res.text).filter((t) => !sentByB(op, t))
   return found.length > 0 ? `B's answer carries A's data: ${found.join(', ')}` : null
+}
+
+/** A page cursor A was given, sent by B: B's own (empty) page or a 400 on `cursor`, never A's next page. */
+async function withCursorOfA(op: Operation): Promise<string | null> {
+  const page = (key: string, query: string) => s.request('GET', `${op.path}?${query}`, { headers: { 'X-Api-Key': key } })
+  const cursor = (await page(a.readKey, 'limit=1')).json?.next_cursor as string | null | undefined
+  if (!cursor) return null
+  cursorsTried.push(op.name)
+  const res = await page(b.writeKey, new URLSearchParams({ limit: '1', cursor }).toString())
+  if (res.status === 400 && res.json?.details?.[0]?.field === 'cursor') return null
+  if (res.status !== 200) return `with A's cursor: ${res.status} ${res.text.slice(0, 200)}`
+  const found = tracesOfA(res.text)
+  return found.length > 0 ? `with A's cursor, B's answer carries A's data: ${found.join(', ')}` : null
 }
 
 /** What B itself sent and may see echoed: A's RUT inside A's CAF or envelope, A's mailbox address. */
