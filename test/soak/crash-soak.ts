@@ -121,7 +121,12 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
   let hookSecret: string | null = null
   const rx = startReceiver(() => hookSecret)
   const s: SoakSummary = { seed: opts.seed, cycles: 0, requests: 0, created: 0, kills: 0, retried: 0, replayed: 0, losses: 0, duplicates: 0, gapsSeen: 0, gaps: 0, events: 0, undelivered: 0, badSignatures: 0, integrity: '', estados: {}, dataDir: dir, failures: [] }
-  const fail = (cycle: number | 'final', what: string) => {
+  const reported = new Set<string>()
+  /** Each problem once, at the first check that sees it (the store is checked again after every restart). */
+  const fail = (cycle: number | 'final', what: string, counter?: 'losses' | 'duplicates'): void => {
+    if (reported.has(what)) return
+    reported.add(what)
+    if (counter) s[counter]++
     s.failures.push(`cycle ${cycle}: ${what}`)
     log(`  FAIL (seed ${opts.seed}, cycle ${cycle}): ${what}`)
   }
@@ -144,8 +149,7 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
   const record = (k: string, a: Answer, cycle: number | 'final') => {
     const before = answered.get(k)
     if (before && (before.id !== a.id || before.folio !== a.folio)) {
-      s.duplicates++
-      fail(cycle, `key ${k} answered twice with different documents: ${before.id}/${before.folio} then ${a.id}/${a.folio}`)
+      fail(cycle, `key ${k} answered twice with different documents: ${before.id}/${before.folio} then ${a.id}/${a.folio}`, 'duplicates')
     }
     if (!before) s.created++
     answered.set(k, a)
@@ -163,30 +167,16 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
         byFolio.set(r.folio, (byFolio.get(r.folio) ?? 0) + 1)
         if (r.k !== null) byKey.set(r.k, (byKey.get(r.k) ?? 0) + 1)
       }
-      for (const [folio, n] of byFolio)
-        if (n > 1) {
-          s.duplicates++
-          fail(cycle, `folio ${folio} stored ${n} times`)
-        }
-      for (const [k, n] of byKey)
-        if (n > 1) {
-          s.duplicates++
-          fail(cycle, `Idempotency-Key ${k} stored ${n} times`)
-        }
+      for (const [folio, n] of byFolio) if (n > 1) fail(cycle, `folio ${folio} stored ${n} times`, 'duplicates')
+      for (const [k, n] of byKey) if (n > 1) fail(cycle, `Idempotency-Key ${k} stored ${n} times`, 'duplicates')
       for (const [k, a] of answered) {
         const got = byId.get(a.id)
-        if (!got || got.folio !== a.folio || got.k !== k) {
-          s.losses++
-          fail(cycle, `201 of cycle ${a.cycle} lost: key ${k}, id ${a.id}, folio ${a.folio} (stored: ${got ? `folio ${got.folio}` : 'nothing'})`)
-        }
+        if (!got || got.folio !== a.folio || got.k !== k) fail(cycle, `201 of cycle ${a.cycle} lost: key ${k}, id ${a.id}, folio ${a.folio} (stored: ${got ? `folio ${got.folio}` : 'nothing'})`, 'losses')
       }
       const folioOwners = new Map<number, string>()
       for (const a of answered.values()) {
         const other = folioOwners.get(a.folio)
-        if (other && other !== a.id) {
-          s.duplicates++
-          fail(cycle, `folio ${a.folio} answered for two documents: ${other} and ${a.id}`)
-        }
+        if (other && other !== a.id) fail(cycle, `folio ${a.folio} answered for two documents: ${other} and ${a.id}`, 'duplicates')
         folioOwners.set(a.folio, a.id)
       }
       const next = (db.query('SELECT next_folio FROM cafs WHERE tipo_dte = 33').get() as { next_folio: number }).next_folio
@@ -224,8 +214,7 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
           s.retried++
           const got = await issue(url, k, cycle)
           if (got?.status !== 201 || !got.body) {
-            s.losses++
-            fail(cycle, `retry of unanswered key ${k} got ${got ? got.status : 'no answer'} instead of 201`)
+            fail(cycle, `retry of unanswered key ${k} got ${got ? got.status : 'no answer'} instead of 201`, 'losses')
             return
           }
           if (got.replay) replayed++
@@ -279,8 +268,7 @@ export async function runCrashSoak(opts: SoakOptions): Promise<SoakSummary> {
       s.retried++
       const got = await issue(url, k, opts.cycles + 1)
       if (got?.status !== 201 || !got.body) {
-        s.losses++
-        fail('final', `retry of unanswered key ${k} got ${got ? got.status : 'no answer'} instead of 201`)
+        fail('final', `retry of unanswered key ${k} got ${got ? got.status : 'no answer'} instead of 201`, 'losses')
       } else {
         if (got.replay) s.replayed++
         record(k, got.body, opts.cycles + 1)
