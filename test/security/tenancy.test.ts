@@ -87,8 +87,8 @@ const OWN_WRITES: Record<string, { body: () => unknown; headers?: () => Record<s
   },
   // B's own mailbox (saved just above in route order, or none): A's stays, as the snapshot proves.
   [`DELETE ${API}/empresa/intercambio`]: { body: () => undefined, statuses: [204, 404] },
-  // A's envelope, addressed to A: B records it as refused (not its receptor), never answers A's documents as a duplicate.
-  [`POST ${API}/recibidos/importar`]: { body: () => ({ xml_base64: A.sent.envelopeBase64 }), statuses: [200, 201] },
+  // A's envelope, addressed to A: new to B (201, refused for its receptor), never "already imported" (200) with A's documents.
+  [`POST ${API}/recibidos/importar`]: { body: () => ({ xml_base64: A.sent.envelopeBase64 }), statuses: [201] },
 }
 
 /** Everything that identifies A's data in an answer: its ids, its company's id and RUT, the marker in its texts. */
