@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'IDEMPOTENCY_BODY_MISMATCH',
   'NO_FOLIOS_AVAILABLE',
   'CERTIFICATE_REQUIRED',
+  'WEBHOOK_LIMIT_REACHED',
   'RATE_LIMITED',
   'INTERNAL_ERROR',
   'SERVICE_UNAVAILABLE',
@@ -175,6 +176,11 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: stri
   CERTIFICATE_REQUIRED: {
     message: 'Se requiere un certificado digital activo y vigente para emitir.',
     action: 'Suba el certificado con POST /api/v1/billing/empresa/certificado/pfx.',
+    severity: 'error',
+  },
+  WEBHOOK_LIMIT_REACHED: {
+    message: 'La empresa ya tiene el máximo de webhooks registrados (20).',
+    action: 'Elimine uno que ya no use (DELETE /api/v1/billing/webhooks/{id}); un mismo webhook puede suscribir varios eventos.',
     severity: 'error',
   },
   RATE_LIMITED: { message: 'Demasiadas solicitudes.', action: 'Espere los segundos indicados en Retry-After.', severity: 'warning' },

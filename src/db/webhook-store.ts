@@ -49,6 +49,14 @@ export function insertWebhook(db: Db, row: typeof webhooks.$inferInsert): Webhoo
   return db.insert(webhooks).values(row).returning().get()
 }
 
+export function countLiveWebhooks(db: Db, empresaId: string): number {
+  return db
+    .select({ n: sql<number>`count(*)` })
+    .from(webhooks)
+    .where(and(eq(webhooks.empresa_id, empresaId), isNull(webhooks.deleted_at)))
+    .get()!.n
+}
+
 export function listWebhooks(db: Db, empresaId: string): WebhookRow[] {
   return statements(db).liveWebhooks.all({ empresaId })
 }
@@ -88,14 +96,31 @@ export interface DueDelivery {
   readonly body: string
 }
 
-export function findDueDeliveries(db: Db, nowIso: string, limit: number): DueDelivery[] {
+/**
+ * Due deliveries of live webhooks, at most `perEmpresa` of each company (its oldest first) and `limit` in all: a
+ * company with thousands due cannot fill a pass and leave another's out of it (DESIGN §7, served in turn). The window
+ * runs over the due rows only (index deliveries_due), which the back-off keeps few outside an outage.
+ */
+export function findDueDeliveries(db: Db, nowIso: string, perEmpresa: number, limit: number): DueDelivery[] {
+  const ranked = db.$with('ranked').as(
+    db
+      .select({
+        id: webhookDeliveries.id,
+        rank: sql<number>`row_number() over (partition by ${webhookDeliveries.empresa_id} order by ${webhookDeliveries.next_attempt_at}, ${webhookDeliveries.id})`.as('rank'),
+      })
+      .from(webhookDeliveries)
+      .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhook_id))
+      .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.next_attempt_at, nowIso), isNull(webhooks.deleted_at))),
+  )
   return db
+    .with(ranked)
     .select({ delivery: webhookDeliveries, url: webhooks.url, secretSealed: webhooks.secret_sealed, body: events.body })
-    .from(webhookDeliveries)
+    .from(ranked)
+    .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, ranked.id))
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhook_id))
     .innerJoin(events, eq(events.id, webhookDeliveries.event_id))
-    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.next_attempt_at, nowIso), isNull(webhooks.deleted_at)))
-    .orderBy(webhookDeliveries.next_attempt_at)
+    .where(lte(ranked.rank, perEmpresa))
+    .orderBy(webhookDeliveries.next_attempt_at, webhookDeliveries.id)
     .limit(limit)
     .all()
 }

@@ -3,6 +3,9 @@
 // delivery checks every address a name resolves to before connecting to it (src/webhooks/destination.ts).
 import type { FieldError } from '../errors'
 
+/** DESIGN §7: webhooks a company may have at once; each event writes one delivery per subscribed webhook. */
+export const MAX_WEBHOOKS_PER_EMPRESA = 20
+
 /** DESIGN §7 "Where deliveries may go": the two settings that move the line (TIMBRE_WEBHOOK_ALLOW_HTTP, TIMBRE_WEBHOOK_DENY_PRIVATE). */
 export interface AddressPolicy {
   /** Development: plain http:// and every range below, loopback included, are accepted. */

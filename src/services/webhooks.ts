@@ -1,10 +1,10 @@
 // Webhook subscriptions and their delivery log (spec 4.4, DESIGN §7, §12).
 import { randomBytes } from 'node:crypto'
 import { isoTimestamp } from '../clock'
-import { deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent, cancelDeliveriesOfDeletedWebhooks } from '../db/webhook-store'
+import { countLiveWebhooks, deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listDeliveriesOfEmpresa, listWebhooks as listRows, requeueDelivery, requeueEvent, cancelDeliveriesOfDeletedWebhooks } from '../db/webhook-store'
 import type { DeliveryRow, WebhookRow } from '../db/schema'
 import { PING, type EventType } from '../domain/events'
-import { checkWebhookUrl, refusedUrlError, refusesAnything, webhookPolicy, type AddressPolicy } from '../domain/webhooks'
+import { checkWebhookUrl, MAX_WEBHOOKS_PER_EMPRESA, refusedUrlError, refusesAnything, webhookPolicy, type AddressPolicy } from '../domain/webhooks'
 import { TimbreError, validationError, type FieldError } from '../errors'
 import { resolveDestination, systemLookup, type Lookup } from '../webhooks/destination'
 import type { Deps } from './deps'
@@ -76,15 +76,24 @@ export async function registerWebhook(
   if (urlErrors.length > 0) throw validationError(urlErrors)
   const secret = input.secret ?? `whsec_${randomBytes(32).toString('base64url')}`
   const id = Bun.randomUUIDv7()
-  const row = insertWebhook(deps.store.db, {
-    id,
-    empresa_id: input.empresaId,
-    url: input.url,
-    events: [...new Set(input.events)],
-    secret_sealed: Buffer.from(deps.vault.seal(Buffer.from(secret, 'utf8'), `webhook:${id}`)),
-    secret_last4: secret.slice(-4),
-    created_at: isoTimestamp(deps.clock.now()),
-  })
+  const secretSealed = Buffer.from(deps.vault.seal(Buffer.from(secret, 'utf8'), `webhook:${id}`))
+  // Counted and inserted in one write transaction: registrations racing at 19 cannot both become the 20th.
+  const row = deps.store.db.transaction(
+    (tx) => {
+      if (countLiveWebhooks(tx, input.empresaId) >= MAX_WEBHOOKS_PER_EMPRESA)
+        throw new TimbreError('WEBHOOK_LIMIT_REACHED', { context: { max_webhooks: MAX_WEBHOOKS_PER_EMPRESA } })
+      return insertWebhook(tx, {
+        id,
+        empresa_id: input.empresaId,
+        url: input.url,
+        events: [...new Set(input.events)],
+        secret_sealed: secretSealed,
+        secret_last4: secret.slice(-4),
+        created_at: isoTimestamp(deps.clock.now()),
+      })
+    },
+    { behavior: 'immediate' },
+  )
   return { ...masked(row), secret }
 }
 

@@ -32,10 +32,10 @@ export const webhookRoutes = (deps: Deps) =>
         detail: {
           operationId: 'registrarWebhook',
           tags: ['Webhooks'],
-          summary: 'Registra un webhook; la respuesta trae el secreto completo (única vez)',
+          summary: 'Registra un webhook; la respuesta trae el secreto completo (única vez). 422 WEBHOOK_LIMIT_REACHED con 20 ya registrados',
           requestBody: jsonBody(RegistrarWebhookBody),
         } as Record<string, unknown>,
-        response: { 201: WebhookSchema, ...commonErrors },
+        response: { 201: WebhookSchema, 422: ErrorEnvelopeSchema, ...commonErrors },
       },
     )
     .delete('/:id', ({ request, params }) => removeWebhook(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) }), {
