@@ -17,6 +17,8 @@ let b: Tenant
 let rx: Receiver
 let A: CompanyA
 let operations: Operation[]
+/** B's own resources, by collection, from the 201 answers of its writes. */
+const idsOfB: Record<string, string> = {}
 /** Lists whose next-page cursor of A was sent by B. */
 const cursorsTried: string[] = []
 
@@ -152,6 +154,13 @@ describe("another company's data (DESIGN §4), every operation of the route tabl
       const problem = await tryAsB(op)
       if (problem) failures.push(`${op.name}: ${problem}`)
     }
+    // Nested ids: B's own parent with A's child (`/webhooks/{B's}/deliveries/{A's}`), once B has made its resources.
+    const nested = operations.filter((o) => (o.path.match(/\{/g) ?? []).length >= 2)
+    expect(nested.length).toBeGreaterThanOrEqual(1)
+    for (const op of nested) {
+      const problem = await tryAsB(op, mixedIds(op))
+      if (problem) failures.push(`${op.name} (B's parent, A's child): ${problem}`)
+    }
     expect(failures).toEqual([])
     expect(cursorsTried).toContain(`GET ${API}/dte`)
     const after = await snapshotOfA()
@@ -159,12 +168,23 @@ describe("another company's data (DESIGN §4), every operation of the route tabl
   })
 })
 
+/** For an operation with nested ids: B's ids for every collection but the last, A's for the last. */
+function mixedIds(op: Operation): Record<string, string> {
+  const collections = op.path.split('/').filter((_, i, parts) => parts[i + 1]?.startsWith('{'))
+  const ids: Record<string, string> = { [collections.at(-1)!]: A.ids[collections.at(-1)!]! }
+  for (const c of collections.slice(0, -1)) {
+    if (!idsOfB[c]) throw new Error(`${op.name}: B has no "${c}" of its own; make one in OWN_WRITES (its 201 answer's id is kept)`)
+    ids[c] = idsOfB[c]!
+  }
+  return ids
+}
+
 /** B calls `op`; what is wrong with the answer, or null. Throws, naming the operation, when it cannot be tried. */
-async function tryAsB(op: Operation): Promise<string | null> {
+async function tryAsB(op: Operation, ids: Readonly<Record<string, string>> = A.ids): Promise<string | null> {
   if (hasPathId(op)) {
     const bodyOf = ID_BODIES[op.name]
     if (op.hasBody && !bodyOf) throw new Error(`${op.name} takes a body: give it one valid for B's own resource in ID_BODIES`)
-    const res = await call(op, b.writeKey, A.ids, bodyOf?.())
+    const res = await call(op, b.writeKey, ids, bodyOf?.())
     if (res.status !== 404 || res.json?.code !== 'NOT_FOUND') return `${res.status} ${res.text.slice(0, 200)}`
     if (JSON.stringify(Object.keys(res.json).sort()) !== JSON.stringify(ENVELOPE_KEYS)) return `not the error envelope: ${res.text}`
     return tracesOfA(res.text).length > 0 ? `the 404 names A's data: ${tracesOfA(res.text)}` : null
@@ -183,6 +203,7 @@ async function tryAsB(op: Operation): Promise<string | null> {
   const write = OWN_WRITES[op.name]
   if (!write) throw new Error(`${op.name} writes without an id: say in OWN_WRITES what B sends that collides with A's data, or why it needs none`)
   const res = await call(op, b.writeKey, {}, write.body(), write.headers?.())
+  if (res.status === 201 && typeof res.json?.id === 'string') idsOfB[op.path.split('/').at(-1)!] = res.json.id
   if (!write.statuses.includes(res.status)) return `${res.status} (expected ${write.statuses.join(' or ')}) ${res.text.slice(0, 300)}`
   const found = tracesOfA(res.text).filter((t) => !sentByB(op, t))
   return found.length > 0 ? `B's answer carries A's data: ${found.join(', ')}` : null
