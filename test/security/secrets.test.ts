@@ -12,7 +12,13 @@ import { join, relative } from 'node:path'
 import { santiagoDate } from '../../src/clock'
 import { ROOT } from '../support/binary'
 import { consoleAdmin, consoleLogin } from '../support/console'
-import { signer } from '../support/issuance'
+import { alertsJob } from '../../src/jobs/alerts'
+import { housekeepingJob } from '../../src/jobs/housekeeping'
+import { intercambioJob } from '../../src/jobs/intercambio'
+import { siiSubmitJob } from '../../src/jobs/sii-submit'
+import { siiTrackJob } from '../../src/jobs/sii-track'
+import { webhookDeliverJob } from '../../src/jobs/webhook-deliver'
+import { facturaSimple, signer } from '../support/issuance'
 import { makeTestCaf } from '../support/pki'
 import { startReceiver, type Receiver } from '../support/receiver'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
@@ -67,6 +73,10 @@ beforeAll(async () => {
   expect((await call('invalid mailbox', 'PUT', `${API}/empresa/intercambio`, w, badMailbox)).status).toBe(400)
   // The one answer allowed to carry a webhook secret in full: its creation (spec 4.4), checked below.
   expect((await call('webhook created', 'POST', `${API}/webhooks`, w, { url: `${rx.url}/otro`, events: ['dte.created'], secret: secondWebhookSecret })).status).toBe(201)
+  // Every job once, so the secrets are used as in production: the certificate and its key sign an envelope for the
+  // SII (simulated), webhooks are signed and sent, the mailbox is polled (and fails: a closed port), alerts, housekeeping.
+  expect((await call('DTE to submit', 'POST', `${API}/dte`, { ...w, 'Idempotency-Key': crypto.randomUUID() }, facturaSimple())).status).toBe(201)
+  for (const job of [siiSubmitJob(1), siiTrackJob(1), webhookDeliverJob(1), intercambioJob(1), alertsJob, housekeepingJob]) await job.runOnce(s.server.deps)
   // The mailbox connection test, which reports errors from the servers it tried.
   expect((await call('mailbox test', 'GET', `${API}/empresa/intercambio?test=true`, { 'X-Api-Key': a.readKey })).status).toBe(200)
   // Every read of the route table, once with the API key and once with the bearer token.
