@@ -19,7 +19,8 @@ ENV TIMBRE_HOST=0.0.0.0 \
     TIMBRE_DATA_DIR=/data
 VOLUME ["/data"]
 EXPOSE 8080
-HEALTHCHECK --interval=30s --timeout=5s CMD ["/usr/local/bin/timbre", "version"]
+# The probe is the binary itself (no curl in this image): exit 0 when /ready answers 200 on the port set above.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s CMD ["/usr/local/bin/timbre", "health", "--ready"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/timbre"]
 CMD ["serve"]

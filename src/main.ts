@@ -6,6 +6,7 @@ import { helpText, parseArgs, UsageError, type Command } from './cli/command'
 import { consoleLink } from './cli/console'
 import { contribuyentesImport } from './cli/contribuyentes'
 import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
+import { health } from './cli/health'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
@@ -33,6 +34,7 @@ const COMMANDS: readonly Command[] = [
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
   contribuyentesImport,
+  health,
   version,
 ]
 

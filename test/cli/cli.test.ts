@@ -34,7 +34,7 @@ describe('help and version', () => {
     expect(r.json()).toMatchObject({ version: expect.any(String), api_version: '0.2.0', schema: expect.stringMatching(/^\d{4}_/) })
   })
 
-  test.each(['serve', 'empresa create', 'empresa list', 'empresa update', 'apikey create', 'apikey list', 'apikey revoke', 'token issue', 'backup', 'restore', 'sii-simulator', 'sii-simulator caf', 'webhook deliveries', 'webhook redeliver', 'version'])(
+  test.each(['serve', 'empresa create', 'empresa list', 'empresa update', 'apikey create', 'apikey list', 'apikey revoke', 'token issue', 'backup', 'restore', 'sii-simulator', 'sii-simulator caf', 'webhook deliveries', 'webhook redeliver', 'health', 'version'])(
     'timbre %s --help',
     (command) => {
     const r = runBinary([...command.split(' '), '--help'])
