@@ -40,6 +40,7 @@ const CONSOLE_ACTIONS: Partial<Record<ErrorCode, string>> = {
   DTE_NOT_SENDABLE: 'Solo un documento firmado se envía; su estado actual se ve en el detalle.',
   IDEMPOTENCY_IN_PROGRESS: 'El mismo formulario se está procesando: espere unos segundos y recargue el documento.',
   IDEMPOTENCY_BODY_MISMATCH: 'Este formulario ya emitió un documento con otros valores: envíe el formulario nuevo para emitir otro.',
+  WEBHOOK_LIMIT_REACHED: 'Elimine en esta página un webhook que ya no use; un mismo webhook puede suscribir varios eventos.',
   PLAZO_VENCIDO: 'Pasaron los 8 días: el documento quedó aceptado tácitamente (Ley 19.983) y ya no admite acciones.',
 }
 

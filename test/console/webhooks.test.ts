@@ -125,6 +125,24 @@ describe('registering', () => {
   })
 })
 
+describe('the limit of 20 webhooks', () => {
+  test('the 21st registration shows the limit and what to do on the form (422), keeps what was typed and registers nothing', async () => {
+    const other = await s.tenant(testRut())
+    const console2 = await consoleLogin(s, other.writeKey)
+    for (let i = 0; i < 20; i++) {
+      const res = await s.request('POST', HOOKS, { headers: { 'X-Api-Key': other.writeKey }, body: { url: `${rx.url}/h${i}`, events: ['dte.created'] } })
+      expect(res.status).toBe(201)
+    }
+    const page = await console2.post('/console/webhooks', registration(`${rx.url}/veintiuno`, ['dte.accepted']))
+    expect(page.status).toBe(422)
+    expect(page.html).toContain('role="alert"')
+    expect(page.html).toContain('máximo de webhooks registrados (20)')
+    expect(page.html).toContain('Elimine en esta página un webhook que ya no use')
+    expect(page.html).toContain(`value="${rx.url}/veintiuno"`)
+    expect((await apiList(other)).length).toBe(20)
+  })
+})
+
 describe('ping, deliveries and redelivery', () => {
   test('"probar" sends a signed ping the receiver gets; the page lists it with its attempt; polling stops once delivered', async () => {
     const { id } = await registerThroughConsole(rx.url, ['dte.rejected'])
@@ -199,6 +217,8 @@ describe('ping, deliveries and redelivery', () => {
       const row = new RegExp(`<tr id="entrega-${pending!.id}">.*?</tr>`).exec(page.html)?.[0] ?? ''
       expect(row).toContain('reintentando')
       expect(row).toContain('HTTP 500')
+      // The log's class http_status says no more than the status does: not shown beside it.
+      expect(row).not.toContain('http_status')
       expect(row).toContain(`<td>${formatDateTime(pending!.next_retry_at)}</td>`)
       for (const html of [page.html, (await c.get(`/console/webhooks/${id}/entregas`)).html]) {
         expect(html).toContain(`<div id="entregas" aria-live="polite" hx-get="/console/webhooks/${id}/entregas" hx-trigger="every 3s" hx-swap="outerHTML">`)
@@ -206,6 +226,24 @@ describe('ping, deliveries and redelivery', () => {
     } finally {
       await failing.stop()
     }
+  })
+})
+
+describe('the error class in words', () => {
+  test('a receiver that refuses the connection: no status, and "conexión rechazada" with the class as its title', async () => {
+    const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
+    const url = `http://127.0.0.1:${closed.port}/h`
+    closed.stop(true)
+    const { id } = await registerThroughConsole(url, ['dte.created'])
+    await c.post(`/console/webhooks/${id}/probar`, {})
+    const [attempted] = await until('the refused first attempt', async () => {
+      const log = await apiDeliveries(id)
+      return log[0]?.attempt === 1 ? log : null
+    })
+    expect(attempted).toMatchObject({ status_code: null, error: 'connection_refused' })
+    const row = new RegExp(`<tr id="entrega-${attempted!.id}">.*?</tr>`).exec((await c.get(`/console/webhooks/${id}`)).html)?.[0] ?? ''
+    expect(row).toContain('Sin respuesta')
+    expect(row).toContain('<span class="muted" title="connection_refused">conexión rechazada</span>')
   })
 })
 

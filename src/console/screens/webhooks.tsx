@@ -82,17 +82,31 @@ function DeliveryState(props: { delivery: Pick<DeliveryRecord, 'status' | 'attem
   return <span class={`badge ${known?.badge ?? 'badge-neutral'}`}>{known?.label ?? d.status}</span>
 }
 
+/** The log's coarse error classes (DESIGN §7) in the console's words; the class itself stays in the cell's title. */
+const ERROR_CLASS_LABELS: Readonly<Record<string, string>> = {
+  timeout: 'sin respuesta en 10 s',
+  connection_refused: 'conexión rechazada',
+  tls: 'error de TLS o certificado',
+  dns: 'el nombre no se resuelve',
+  too_large: 'encabezados de respuesta demasiado grandes',
+  address_refused: 'dirección no permitida',
+}
+
 /** The last attempt's answer: the receiver's HTTP status and the coarse error class the log keeps (DESIGN §7). */
 function LastAnswer(props: { delivery: DeliveryRecord }) {
   const d = props.delivery
   if (d.attempt === 0) return <span class="muted">Aún sin intentos</span>
+  // `http_status` only says the status was not a 2xx, which "HTTP 500" already shows.
+  const error = d.error === null || d.error === 'http_status' || d.error === `HTTP ${d.status_code}` ? null : d.error
   return (
     <>
       {d.status_code !== null ? <span>HTTP {d.status_code}</span> : <span class="muted">Sin respuesta</span>}
-      {d.error !== null && d.error !== `HTTP ${d.status_code}` && (
+      {error !== null && (
         <>
           {' '}
-          <code>{d.error}</code>
+          <span class="muted" title={error}>
+            {ERROR_CLASS_LABELS[error] ?? error}
+          </span>
         </>
       )}
       {d.duration_ms !== null && <small class="hint">{d.duration_ms} ms</small>}
@@ -440,11 +454,13 @@ export const webhookScreens = (deps: Deps) =>
           children: <WebhooksPage deps={deps} request={request} form={null} failure={null} created={created} />,
         })
       } catch (err) {
-        if (!(err instanceof TimbreError) || err.code !== 'VALIDATION_ERROR') throw err
+        // The quota is the person's to act on (delete one), so it is shown on the form like a field error, not as the
+        // generic error page.
+        if (!(err instanceof TimbreError) || (err.code !== 'VALIDATION_ERROR' && err.code !== 'WEBHOOK_LIMIT_REACHED')) throw err
         return renderPage(deps, request, {
           title: 'Webhooks',
           section: 'webhooks',
-          status: 400,
+          status: err.code === 'WEBHOOK_LIMIT_REACHED' ? 422 : 400,
           children: <WebhooksPage deps={deps} request={request} form={form} failure={failureOf(err)} created={null} />,
         })
       }
