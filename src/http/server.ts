@@ -136,6 +136,31 @@ function corsHeaders(request: Request, allowed: readonly string[]): Record<strin
   return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': CORS_EXPOSED, Vary: 'Origin' }
 }
 
+/**
+ * The request as the app can route it, or a refusal. Bun builds `request.url` from the Host header: without one (an
+ * HTTP/1.0 request) it is the bare path, with a malformed one (`Host: a b`, `Host: x:99999`) it is no URL at all, and
+ * Elysia cuts the path at the first '/' after the 11th character of the URL, so a host under 4 characters (`Host: x`)
+ * routes to a wrong path (a 405 naming the very method sent). HTTP/1.0 without Host is served; a Host that is no
+ * authority is 400 at `Host` (RFC 9112 §3.2); a short one is routed under `localhost`, the path and query unchanged.
+ */
+function routable(request: Request): Request | TimbreError {
+  const url = request.url
+  if (!URL.canParse(url)) {
+    if (request.headers.has('host') || !url.startsWith('/')) return BAD_HOST
+    return new Request(`http://localhost${url}`, request)
+  }
+  const parsed = new URL(url)
+  if (url.indexOf('/', 11) === parsed.protocol.length + 2 + parsed.host.length) return request
+  return new Request(`${parsed.protocol}//localhost${parsed.pathname}${parsed.search}`, request)
+}
+
+const BAD_HOST = new TimbreError('VALIDATION_ERROR', { details: [{ field: 'Host', code: 'INVALID_FORMAT', message: 'El encabezado Host no es un nombre de servidor válido.' }] })
+
+/** The path for the log line, whatever the URL is (a refused Host leaves no URL to parse). */
+function pathOf(request: Request): string {
+  return URL.canParse(request.url) ? new URL(request.url).pathname : '(invalid Host)'
+}
+
 function withHeaders(response: Response, info: RequestInfo): Response {
   response.headers.set('X-Request-Id', info.id)
   for (const [k, v] of Object.entries(info.extraHeaders ?? {})) response.headers.set(k, v)
@@ -177,7 +202,7 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
       request_id: info.id,
       empresa_id: info.credential?.empresaId ?? null,
       method: request.method,
-      route: info.route ?? new URL(request.url).pathname,
+      route: info.route ?? pathOf(request),
       status,
       duration_ms: Math.round((performance.now() - info.startedAt) * 100) / 100,
     })
@@ -190,24 +215,31 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
     // a bare 413 before fetch runs.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(deps.config.tlsCert && deps.config.tlsKey ? { tls: { cert: Bun.file(deps.config.tlsCert), key: Bun.file(deps.config.tlsKey) } } : {}),
-    async fetch(request, srv) {
-      const info = attachRequestInfo(request, () => clientAddress(srv.requestIP(request)?.address ?? 'unknown', request.headers.get('x-forwarded-for')))
+    async fetch(received, srv) {
+      const request = routable(received)
+      const info = attachRequestInfo(received, () => clientAddress(srv.requestIP(received)?.address ?? 'unknown', received.headers.get('x-forwarded-for')))
       inFlight++
       let response: Response
       try {
-        response = await route(request, info)
+        if (request instanceof TimbreError) response = errorResponse(request, info.id, { Connection: 'close' })
+        else {
+          rebindRequestInfo(request, info)
+          response = await route(request, info)
+        }
       } catch (err) {
-        const thrown = errorForThrown(err, deps.log, { request_id: info.id, route: info.route ?? new URL(request.url).pathname })
+        const thrown = errorForThrown(err, deps.log, { request_id: info.id, route: info.route ?? pathOf(received) })
         response = errorResponse(thrown.error, info.id, thrown.headers)
       } finally {
         inFlight--
       }
-      logLine(request, info, response.status)
+      logLine(received, info, response.status)
       return withHeaders(response, info)
     },
+    // Only what escaped fetch's own catch reaches here: still the envelope, with a request id of its own.
     error(err) {
-      deps.log.error('http.server_error', { error: String(err) })
-      return Response.json({ code: 'INTERNAL_ERROR' }, { status: 500 })
+      const requestId = Bun.randomUUIDv7()
+      deps.log.error('http.server_error', { request_id: requestId, error: String(err), stack: err.stack })
+      return errorResponse(new TimbreError('INTERNAL_ERROR'), requestId, { 'X-Request-Id': requestId })
     },
   })
 
