@@ -1,11 +1,12 @@
 // `npm run bench`: every row of issue 17's table on the compiled binary, each printed beside the signature floor
 // measured in the same run, then one summary table (what | measured | target | ok?) and bench/results/last.json.
 // bench/README.md says what each row measures and how. About 10 minutes by default; flags lengthen or shorten it:
-//   bun bench/run.ts [--quick] [--only startup,c1,c32,health,rss,envelope,list] [--no-build] [--keep] [--all]
+//   bun bench/run.ts [--quick] [--only startup,c1,c32,health,rss,envelope,list,load] [--no-build] [--keep] [--all]
 //                    [--floor-seconds 3] [--c32-seconds 20] [--c1-requests 2000] [--health-seconds 20]
 //                    [--issuances 50000] [--sample-every N] [--list-size 1000000] [--list-requests 200] [--list-xml real|stub]
-//                    [--startup-runs 7]
+//                    [--startup-runs 7] [--load-requests 100000] [--load-clients 64] [--load-companies 4] [--load-seed N]
 // `--issuances 1000000` is the issue's "flat over 1 000 000 issuances" (about 20 minutes at 1 000 DTE/s).
+// The load row is issue 18's mixed load (bench/load.ts, also runnable alone).
 import { $ } from 'bun'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -14,6 +15,7 @@ import { santiagoDate } from '../src/clock'
 import { opensslFloor, signingRates, threadedSigningRates, type SigningRates } from './floor'
 import { fillDtes, FILL_DAYS, issueLoad, listLatency, pdfLoad, provision, RECEPTORES, stopServer, type LoadResult, type Server } from './issuance'
 import { cpuPressure60s, describeMachine, fsyncLatency } from './machine'
+import { runLoadBench } from './load'
 import { measureStartup } from './startup'
 import { ROOT, rssMb, startServer, summarize, tempDir } from './support'
 
@@ -27,7 +29,7 @@ const textFlag = (name: string, fallback: string): string => {
   const i = args.indexOf(name)
   return i >= 0 ? args[i + 1]! : fallback
 }
-const ROWS = ['startup', 'c1', 'c32', 'health', 'rss', 'envelope', 'list'] as const
+const ROWS = ['startup', 'c1', 'c32', 'health', 'rss', 'envelope', 'list', 'load'] as const
 const only = new Set(textFlag('--only', ROWS.join(',')).split(','))
 const wants = (row: (typeof ROWS)[number]) => only.has(row)
 const opt = {
@@ -40,6 +42,9 @@ const opt = {
   listRequests: flag('--list-requests', 200, 30),
   startupRuns: flag('--startup-runs', 7, 3),
   listXml: textFlag('--list-xml', 'real'),
+  loadRequests: flag('--load-requests', 100_000, 3000),
+  loadClients: flag('--load-clients', 64, 64),
+  loadCompanies: flag('--load-companies', 4, 2),
 }
 const sampleEvery = flag('--sample-every', Math.max(1, Math.round(opt.issuances / 40)), Math.max(1, Math.round(opt.issuances / 20)))
 // The default long run stops after 3 minutes even if its 50 000 are not done (a slow server would take the whole
@@ -298,6 +303,15 @@ if (wants('list')) {
   console.log(`server RSS after the list load: ${f0(rssMb(server.proc.pid))} MB`)
   results.list = { size: opt.listSize, fillSeconds, xml: opt.listXml, filters: list }
   await stopServer(server)
+}
+
+// Issue 18's mixed load: its own server and companies (bench/load.ts), read against the floor at the start of this run.
+if (wants('load')) {
+  section(`load: ${opt.loadRequests} mixed requests from ${opt.loadClients} clients over ${opt.loadCompanies} companies (bench/load.ts)`)
+  const seed = flag('--load-seed', Math.floor(Math.random() * 2 ** 31), Math.floor(Math.random() * 2 ** 31))
+  const load = await runLoadBench({ requests: opt.loadRequests, clients: opt.loadClients, companies: opt.loadCompanies, seed, keep: args.includes('--keep'), floorDtePerSecond: floor })
+  results.load = load.results
+  summary.push(...load.summary.map((v) => ({ ...v, what: `load: ${v.what}` })))
 }
 
 // The older per-issue benchmarks, when asked for.

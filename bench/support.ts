@@ -29,8 +29,11 @@ export function run(args: string[], env: Record<string, string> = {}): string {
   return p.stdout.toString()
 }
 
-/** `timbre serve` on a free port; resolves with its URL once it logs server.started. */
-export async function startServer(dataDir: string, extra: string[] = []): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
+/**
+ * `timbre serve` on a free port; resolves with its URL once it logs server.started. `onOutput` gets the rest of its
+ * stdout (the JSON log lines) as it comes, in chunks that may split a line.
+ */
+export async function startServer(dataDir: string, extra: string[] = [], onOutput?: (chunk: string) => void): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
   const proc = Bun.spawn([BINARY, 'serve', '--port', '0', '--data-dir', dataDir, '--sii', 'simulado', '--rate-limit', '0', ...extra], {
     stdout: 'pipe',
     stderr: 'inherit',
@@ -43,8 +46,13 @@ export async function startServer(dataDir: string, extra: string[] = []): Promis
     buffer += Buffer.from(value).toString()
     const m = /"listen":"([^"]+)"/.exec(buffer)
     if (m) {
+      onOutput?.(buffer)
       void (async () => {
-        for (;;) if ((await reader.read()).done) return
+        for (;;) {
+          const { value: more, done: ended } = await reader.read()
+          if (ended) return
+          onOutput?.(Buffer.from(more).toString())
+        }
       })()
       return { url: m[1]!, proc }
     }
