@@ -94,6 +94,10 @@ async function readBodyWithin(request: Request, limit: number): Promise<Uint8Arr
   return body
 }
 
+const INCOMPLETE_BODY = new TimbreError('VALIDATION_ERROR', {
+  details: [{ field: 'body', code: 'INVALID_FORMAT', message: 'El cuerpo llegó incompleto: la conexión se cerró o su codificación por partes no es válida.' }],
+})
+
 const TOO_DEEP = new TimbreError('VALIDATION_ERROR', {
   details: [{ field: 'body', code: 'TOO_MANY', message: `El JSON anida más de ${MAX_JSON_DEPTH} niveles de objetos o listas.` }],
 })
@@ -103,7 +107,14 @@ const TOO_DEEP = new TimbreError('VALIDATION_ERROR', {
  * parser sees it (issue 12 item 6); the app then gets a request over the bytes read.
  */
 async function bufferBody(request: Request, info: RequestInfo): Promise<Request | TimbreError> {
-  const body = await readBodyWithin(request, MAX_BODY_BYTES)
+  let body: Uint8Array<ArrayBuffer> | null
+  try {
+    body = await readBodyWithin(request, MAX_BODY_BYTES)
+  } catch {
+    // The client closed the connection inside its body, or broke its chunked framing: a bad body, not a bug, and
+    // nobody is left to read the answer (issue 18, hostile input: was an error line and a 500 per such client).
+    return INCOMPLETE_BODY
+  }
   if (body === null) return new TimbreError('PAYLOAD_TOO_LARGE')
   if (isJsonType(mediaTypeOf(request)) && exceedsJsonDepth(body)) return TOO_DEEP
   const buffered = new Request(request.url, { method: request.method, headers: headersFor(request, body.byteLength), body })
