@@ -12,6 +12,7 @@ import m8 from '../../drizzle/0008_intercambio.sql' with { type: 'text' }
 import m9 from '../../drizzle/0009_console.sql' with { type: 'text' }
 import m10 from '../../drizzle/0010_dte_list_counts.sql' with { type: 'text' }
 import m11 from '../../drizzle/0011_dtes_pending_sii.sql' with { type: 'text' }
+import m12 from '../../drizzle/0012_deliveries_due_empresa.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0009_console', when: 1795497791532, breakpoints: true, sql: m9 },
   { tag: '0010_dte_list_counts', when: 1795504121763, breakpoints: true, sql: m10 },
   { tag: '0011_dtes_pending_sii', when: 1795510092262, breakpoints: true, sql: m11 },
+  { tag: '0012_deliveries_due_empresa', when: 1795763811130, breakpoints: true, sql: m12 },
 ]

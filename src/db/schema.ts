@@ -378,7 +378,12 @@ export const webhookDeliveries = sqliteTable(
     created_at: text('created_at').notNull(),
     updated_at: text('updated_at').notNull(),
   },
-  (t) => [index('deliveries_due').on(t.status, t.next_attempt_at), index('deliveries_webhook').on(t.webhook_id, t.id)],
+  (t) => [
+    index('deliveries_due').on(t.status, t.next_attempt_at),
+    index('deliveries_webhook').on(t.webhook_id, t.id),
+    // One company's due deliveries in order, a seek per company whatever the backlog (docs/decisions/webhooks.md).
+    index('deliveries_due_empresa').on(t.empresa_id, t.status, t.next_attempt_at, t.id),
+  ],
 )
 
 /** caf.low_stock fires once per crossing of the threshold; a new CAF of the type re-arms it (DESIGN §7). */

@@ -17,7 +17,7 @@ const AT_ONCE = 32
 const PER_EMPRESA_AT_ONCE = 4
 /** …to one webhook: a company's hanging receiver leaves room for its other webhooks. */
 const PER_WEBHOOK_AT_ONCE = 2
-/** Deliveries a pass reads per company, and in all; what it does not start stays due for the next pass. */
+/** Deliveries a window reads per company, and in all; a pass reads windows until its period ends or none is due. */
 const PER_EMPRESA_PER_PASS = 50
 const PER_PASS = 1000
 /** Longer than one attempt can take, so no other pass sends the same delivery meanwhile. */
@@ -160,15 +160,22 @@ function placeFreed(f: InFlight): { readonly promise: Promise<void>; cancel(): v
   return { promise, cancel: () => f.waiters.delete(wake) }
 }
 
+/** The due deliveries not already in flight here, as one queue per company. */
+function readLanes(deps: DeliverDeps, f: InFlight): Map<string, DueDelivery[]> {
+  return lanesOf(findDueDeliveries(deps.store.db, isoTimestamp(deps.clock.now()), PER_EMPRESA_PER_PASS, PER_PASS), f)
+}
+
 /**
  * One pass. It starts the due deliveries company by company as places free up, and returns once all of them have
  * ended, or after `waitMs` (the job's period): then it starts nothing more and leaves the attempts still running to
  * end on their own, their places taken until they do. So a receiver that hangs for its full 10 s delays neither the
- * other companies' attempts of this pass nor the next pass. Returns how many attempts the pass started.
+ * other companies' attempts of this pass nor the next pass. A window read and started before the period ends is
+ * followed by the next one: a company's deliveries are not capped at one window a period, so a backlog drains as fast
+ * as its receivers answer. Returns how many attempts the pass started.
  */
 export async function deliverDue(deps: DeliverDeps, opts: { readonly waitMs?: number } = {}): Promise<number> {
   const f = inFlightOf(deps.store)
-  const lanes = lanesOf(findDueDeliveries(deps.store.db, isoTimestamp(deps.clock.now()), PER_EMPRESA_PER_PASS, PER_PASS), f)
+  let lanes = readLanes(deps, f)
   const deadline = performance.now() + (opts.waitMs ?? Number.POSITIVE_INFINITY)
   const started: Promise<void>[] = []
   while (lanes.size > 0 && performance.now() < deadline) {
@@ -176,6 +183,8 @@ export async function deliverDue(deps: DeliverDeps, opts: { readonly waitMs?: nu
     const freed = placeFreed(f)
     if (round(deps, f, lanes, started) === 0) await until(freed.promise, deadline)
     freed.cancel()
+    // Claimed and attempted rows are leased or rescheduled, never due again at once, so this ends when nothing is due.
+    if (lanes.size === 0 && performance.now() < deadline) lanes = readLanes(deps, f)
   }
   await until(Promise.all(started), deadline)
   return started.length

@@ -191,9 +191,9 @@ describe('migration 0007 backfills exports issued before it from their signed XM
     const since0007 = MIGRATIONS.slice(MIGRATIONS.findIndex((m) => m.tag === '0007_dte_moneda'))
     for (const m of since0007.slice(1)) {
       for (const [, table] of m.sql.matchAll(/CREATE TABLE `([^`]+)`/g)) raw.run(`DROP TABLE IF EXISTS "${table}"`)
-      // And the new indexes they put on dtes (0011's partial index); an index a migration rebuilds (drops, then creates
-      // again, like 0010's) stays, since replaying that migration drops it first.
-      for (const [, index] of m.sql.matchAll(/CREATE INDEX `([^`]+)` ON `dtes`/g))
+      // And the new indexes they put on older tables (0011's on dtes, 0012's on webhook_deliveries); an index a migration
+      // rebuilds (drops, then creates again, like 0010's) stays, since replaying that migration drops it first.
+      for (const [, index] of m.sql.matchAll(/CREATE INDEX `([^`]+)` ON `[^`]+`/g))
         if (!m.sql.includes(`DROP INDEX \`${index}\``)) raw.run(`DROP INDEX IF EXISTS "${index}"`)
     }
     for (const m of since0007) raw.run('DELETE FROM __drizzle_migrations WHERE created_at = ?', [m.when])

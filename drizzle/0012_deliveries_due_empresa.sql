@@ -1,0 +1,1 @@
+CREATE INDEX `deliveries_due_empresa` ON `webhook_deliveries` (`empresa_id`,`status`,`next_attempt_at`,`id`);
