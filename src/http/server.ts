@@ -152,10 +152,13 @@ function corsHeaders(request: Request, allowed: readonly string[]): Record<strin
  * HTTP/1.0 request) it is the bare path, with a malformed one (`Host: a b`, `Host: x:99999`) it is no URL at all, and
  * Elysia cuts the path at the first '/' after the 11th character of the URL, so a host under 4 characters (`Host: x`)
  * routes to a wrong path (a 405 naming the very method sent). HTTP/1.0 without Host is served; a Host that is no
- * authority is 400 at `Host` (RFC 9112 §3.2); a short one is routed under `localhost`, the path and query unchanged.
+ * authority, or sent twice, is 400 at `Host` (RFC 9112 §3.2); a short one is routed under `localhost`, the path and
+ * query unchanged.
  */
 function routable(request: Request): Request | TimbreError {
   const url = request.url
+  // Two Host lines reach us joined by a comma, which no authority contains: RFC 9112 §3.2 wants them refused.
+  if (request.headers.get('host')?.includes(',')) return BAD_HOST
   if (!URL.canParse(url)) {
     if (request.headers.has('host') || !url.startsWith('/')) return BAD_HOST
     return new Request(`http://localhost${url}`, request)

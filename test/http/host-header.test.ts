@@ -1,6 +1,7 @@
 // Requests whose Host Bun cannot make a URL of, or Elysia cannot route (issue 18, "Hostile input"): HTTP/1.0 without
-// Host, an empty or malformed Host, a Host under 4 characters. Failed before: the first three were a bare 500
-// {"code":"INTERNAL_ERROR"} from Bun's error handler (new URL threw), the last a 405 naming the very method sent.
+// Host, an empty or malformed Host, a Host under 4 characters, two Host lines. Failed before: the first three were a bare
+// 500 {"code":"INTERNAL_ERROR"} from Bun's error handler (new URL threw), a short Host a 405 naming the very method
+// sent, two Host lines were served as the first one's.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { exchange, head } from '../security/fuzz/raw-http'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
@@ -44,4 +45,12 @@ test.each([['x'], ['ab'], ['x:1'], ['abc']])('a short Host %p routes like any ot
   const write = await send(head('POST', '/api/v1/billing/clientes', [['Host', host], ['X-Api-Key', t.writeKey], ['Content-Type', 'application/json'], ['Content-Length', String(body.length)]]) + body)
   expect(write.status).toBe(400)
   expect(write.json.details).toContainEqual(expect.objectContaining({ field: 'rut', code: 'INVALID_RUT' }))
+})
+
+test('two Host lines are 400 VALIDATION_ERROR at Host (RFC 9112 §3.2), whichever comes first', async () => {
+  for (const hosts of [['localhost', 'evil.example'], ['evil.example', 'localhost'], ['localhost', 'localhost']]) {
+    const res = await send(head('GET', '/api/v1/billing/empresa', [...hosts.map((h) => ['Host', h] as const), ['X-Api-Key', t.writeKey]]))
+    expect(res.status).toBe(400)
+    expect(res.json.details).toEqual([expect.objectContaining({ field: 'Host', code: 'INVALID_FORMAT' })])
+  }
 })
