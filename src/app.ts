@@ -3,7 +3,7 @@ import { systemClock, type Clock } from './clock'
 import { jwtPublicKeysFromEnv, masterKeyFromEnv, type Config, type JwtPublicKeySetting } from './config'
 import type { KeyObject } from 'node:crypto'
 import { loadOrCreateJwtPrivateKey, loadOrCreateJwtPrivateKeyInBackground, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
-import { SII_TIMING, SIMULATOR_TIMING } from './domain/estados'
+import { SII_TIMING, SIMULATOR_TIMING, timingWithBackoff } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
 import { startCheckpointer } from './db/checkpointer'
@@ -58,7 +58,7 @@ interface ConnectedSii {
 async function connectSii(config: Config, log: Logger, clock: Clock): Promise<ConnectedSii> {
   const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
   const simulate = () => startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
-  const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, log: logSii })
+  const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, timeoutMs: config.siiTimeoutMs, log: logSii })
   if (config.sii.kind === 'simulado') {
     const simulator = await simulate()
     const target = withHealth(clientOf(simulator), clock)
@@ -74,7 +74,7 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
       throw err
     }
   }
-  const target = withHealth(createSiiClient({ target: config.sii, log: logSii }), clock)
+  const target = withHealth(createSiiClient({ target: config.sii, timeoutMs: config.siiTimeoutMs, log: logSii }), clock)
   const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : target.client)
   return {
     client: {
@@ -122,7 +122,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     // Accepted as before issue 18, but any token that key signs passes whatever issuer it names.
     for (const k of config.jwtPublicKeys) if (k.iss === null) log.warn('auth.issuer_unchecked', { path: k.path, hint: 'TIMBRE_JWT_PUBLIC_KEYS: ruta#iss=EMISOR&aud=AUDIENCIA' })
     const sii = await connectSii(config, log, clock)
-    const siiTiming = config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
+    const siiTiming = config.siiBackoff !== null ? timingWithBackoff(config.siiBackoff) : config.sii.kind === 'simulado' ? SIMULATOR_TIMING : SII_TIMING
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
     const checkpointer = startCheckpointer(store)
     const tasks = new WorkerPool({ size: config.workers ?? undefined, onWorkerLost: (event) => log.warn('worker.lost', event) })

@@ -15,6 +15,13 @@ export interface Config {
   readonly deliverEveryMs: number
   /** The `intercambio` job: mailboxes read, mail sent, received documents followed at the SII (DESIGN §13). */
   readonly inboxEveryMs: number
+  /** Each HTTP request to the SII gives up after this long (DESIGN §6: 30 s); only shorter, for tests and soaks. */
+  readonly siiTimeoutMs: number
+  /**
+   * Upload retries and status queries wait `firstMs` doubling to `capMs` instead of DESIGN §6's 30 s to 30 min, for
+   * soaks against a simulator that fails on purpose; null: DESIGN §6's pace (the simulator's own for `--sii simulado`).
+   */
+  readonly siiBackoff: SiiBackoffSetting | null
   readonly webhookAllowHttp: boolean
   /** Also refuse webhook receivers in private ranges (DESIGN §7): for hosting many companies on one instance. */
   readonly webhookDenyPrivate: boolean
@@ -46,6 +53,11 @@ export interface JwtPublicKeySetting {
   readonly iss: string | null
   /** The `aud` every token this key signs must name; null: not checked. */
   readonly aud: string | null
+}
+
+export interface SiiBackoffSetting {
+  readonly firstMs: number
+  readonly capMs: number
 }
 
 export interface GroupCommitFault {
@@ -82,6 +94,26 @@ export function parseDuration(raw: string, name: string): number {
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']
   if (n * unit <= 0) fail(name, 'debe ser mayor que cero')
   return n * unit
+}
+
+/** DESIGN §6: every SII call times out after 30 s. The setting may shorten that (a soak's hangs), never lengthen it. */
+export const SII_TIMEOUT_MAX_MS = 30_000
+
+function parseSiiTimeout(raw: string, name: string): number {
+  const ms = parseDuration(raw, name)
+  if (ms > SII_TIMEOUT_MAX_MS) fail(name, `no puede superar ${SII_TIMEOUT_MAX_MS / 1000}s (DESIGN §6)`)
+  return ms
+}
+
+/** `1s:30s`: the first wait and the longest one; empty for DESIGN §6's pace. */
+export function parseSiiBackoff(raw: string, name: string): SiiBackoffSetting | null {
+  if (raw.trim() === '') return null
+  const parts = raw.split(':')
+  if (parts.length !== 2) fail(name, `se espera PRIMERA:MÁXIMA, por ejemplo 1s:30s, se recibió "${raw}"`)
+  const firstMs = parseDuration(parts[0]!, name)
+  const capMs = parseDuration(parts[1]!, name)
+  if (capMs < firstMs) fail(name, 'la espera máxima no puede ser menor que la primera')
+  return { firstMs, capMs }
 }
 
 function parseIntInRange(min: number, max: number) {
@@ -159,6 +191,20 @@ export const SETTINGS: Settings = {
   trackEveryMs: { env: 'TIMBRE_TRACK_EVERY', flag: '--track-every', default: '30s', parse: parseDuration, help: 'periodo del seguimiento en el SII' },
   deliverEveryMs: { env: 'TIMBRE_DELIVER_EVERY', flag: '--deliver-every', default: '2s', parse: parseDuration, help: 'periodo de entrega de webhooks' },
   inboxEveryMs: { env: 'TIMBRE_INBOX_EVERY', flag: '--inbox-every', default: '60s', parse: parseDuration, help: 'periodo del intercambio: lectura de buzones y envío de correos' },
+  siiTimeoutMs: {
+    env: 'TIMBRE_SII_TIMEOUT',
+    flag: '--sii-timeout',
+    default: '30s',
+    parse: parseSiiTimeout,
+    help: 'tiempo máximo de cada llamada al SII, hasta 30s (más corto solo para pruebas)',
+  },
+  siiBackoff: {
+    env: 'TIMBRE_SII_BACKOFF',
+    flag: '--sii-backoff',
+    default: '',
+    parse: parseSiiBackoff,
+    help: 'solo pruebas: esperas entre reintentos y consultas al SII, PRIMERA:MÁXIMA (1s:30s); vacío: 30s a 30m',
+  },
   webhookAllowHttp: {
     env: 'TIMBRE_WEBHOOK_ALLOW_HTTP',
     flag: '--webhook-allow-http',

@@ -57,6 +57,15 @@ export const SIMULATOR_TIMING: SiiTiming = {
   track: { firstMs: SECOND, capMs: MINUTE },
 }
 
+/**
+ * `--sii-backoff FIRST:CAP` (config.ts): upload retries and status queries at a soak's pace, so a few minutes against a
+ * simulator failing on purpose see many retries and still end final. STATUS 1 or 6 keep DESIGN §6's 6 h cap: only
+ * someone at the SII fixes those.
+ */
+export function timingWithBackoff(backoff: BackoffPolicy): SiiTiming {
+  return { submit: backoff, track: backoff, notAuthorized: { firstMs: backoff.firstMs, capMs: Math.max(backoff.capMs, NOT_AUTHORIZED_BACKOFF.capMs) } }
+}
+
 /** The demo company is always served by the simulator (DESIGN §10), so it keeps the simulator's pace whatever the target. */
 export function siiTimingFor(isDemo: boolean, configured: SiiTiming): SiiTiming {
   return isDemo ? SIMULATOR_TIMING : configured

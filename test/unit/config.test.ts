@@ -1,6 +1,6 @@
 // DESIGN §2: each setting as env var and flag, flag wins, bad values named.
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, loadConfig, parseDuration, SETTINGS } from '../../src/config'
+import { ConfigError, loadConfig, parseDuration, parseSiiBackoff, SETTINGS } from '../../src/config'
 
 describe('loadConfig', () => {
   test('defaults of DESIGN §2', () => {
@@ -54,6 +54,33 @@ describe('simulado', () => {
     expect(loadConfig({ '--sii': 'simulado' }, {})).toMatchObject({ submitEveryMs: 1000, trackEveryMs: 2000, inboxEveryMs: 2000 })
     expect(loadConfig({ '--sii': 'simulado', '--track-every': '10s' }, { TIMBRE_SUBMIT_EVERY: '3s' })).toMatchObject({ submitEveryMs: 3000, trackEveryMs: 10_000 })
     expect(loadConfig({ '--sii': 'http://127.0.0.1:9' }, {})).toMatchObject({ submitEveryMs: 5000, trackEveryMs: 30_000 })
+  })
+})
+
+describe('SII timeout and back-off for soaks (issue 18, SII faults)', () => {
+  test('by default DESIGN §6: 30 s per call, no back-off of its own', () => {
+    expect(loadConfig({}, {})).toMatchObject({ siiTimeoutMs: 30_000, siiBackoff: null })
+    expect(loadConfig({ '--sii': 'simulado' }, {})).toMatchObject({ siiTimeoutMs: 30_000, siiBackoff: null })
+  })
+
+  test('--sii-timeout / TIMBRE_SII_TIMEOUT shorten the call, never past 30 s', () => {
+    expect(loadConfig({ '--sii-timeout': '3s' }, {}).siiTimeoutMs).toBe(3000)
+    expect(loadConfig({}, { TIMBRE_SII_TIMEOUT: '500ms' }).siiTimeoutMs).toBe(500)
+    expect(loadConfig({ '--sii-timeout': '30s' }, {}).siiTimeoutMs).toBe(30_000)
+    expect(() => loadConfig({ '--sii-timeout': '31s' }, {})).toThrow('--sii-timeout')
+    expect(() => loadConfig({}, { TIMBRE_SII_TIMEOUT: '0s' })).toThrow('TIMBRE_SII_TIMEOUT')
+  })
+
+  test('--sii-backoff / TIMBRE_SII_BACKOFF: FIRST:CAP, flag over environment', () => {
+    expect(loadConfig({ '--sii-backoff': '1s:30s' }, {}).siiBackoff).toEqual({ firstMs: 1000, capMs: 30_000 })
+    expect(loadConfig({}, { TIMBRE_SII_BACKOFF: '500ms:2m' }).siiBackoff).toEqual({ firstMs: 500, capMs: 120_000 })
+    expect(loadConfig({ '--sii-backoff': '2s:2s' }, { TIMBRE_SII_BACKOFF: '1s:9s' }).siiBackoff).toEqual({ firstMs: 2000, capMs: 2000 })
+    expect(parseSiiBackoff('', 'x')).toBeNull()
+  })
+
+  test.each(['1s', '1s:2s:3s', '10s:1s', 'a:1s', '0s:1s', ':1s'])('--sii-backoff %s → ConfigError naming the flag', (raw) => {
+    expect(() => loadConfig({ '--sii-backoff': raw }, {})).toThrow(ConfigError)
+    expect(() => loadConfig({ '--sii-backoff': raw }, {})).toThrow('--sii-backoff')
   })
 })
 

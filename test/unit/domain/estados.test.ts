@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import {
   afterDocumentStatus, afterEnvioStatus, afterUpload, backoffMs, ESTADOS_DTE, ESTADOS_EN_EL_SII, ESTADOS_FINALES, ESTADOS_POR_ENVIAR,
-  isFinal, isTakenBySubmission, nextAttemptAt, onSubmissionRequested, SII_TIMING, type Espera, type EstadoDte,
+  isFinal, isTakenBySubmission, nextAttemptAt, onSubmissionRequested, SII_TIMING, timingWithBackoff, type Espera, type EstadoDte,
 } from '../../../src/domain/estados'
 import type { DteStatusOutcome, EnvioOutcome, MotivoSii, UploadOutcome } from '../../../src/domain/sii-respuestas'
 import { ENVIO_ESTADOS, UPLOAD_STATUS } from '../../../src/sii/client/codes'
@@ -101,5 +101,13 @@ describe('DESIGN §6, row by row', () => {
     expect([1, 2, 3, 7, 8, 30].map((n) => backoffMs(n, SII_TIMING.submit) / 1000)).toEqual([30, 60, 120, 1800, 1800, 1800])
     expect(backoffMs(20, SII_TIMING.notAuthorized) / 3600_000).toBe(6)
     expect([1, 7, 50].map((n) => backoffMs(n, SII_TIMING.track) / 1000)).toEqual([30, 1800, 1800])
+  })
+
+  test('--sii-backoff 1s:10s: uploads and queries 1 s doubling to 10 s; not authorised still up to 6 h', () => {
+    const t = timingWithBackoff({ firstMs: 1000, capMs: 10_000 })
+    expect([1, 2, 3, 4, 5, 30].map((n) => backoffMs(n, t.submit) / 1000)).toEqual([1, 2, 4, 8, 10, 10])
+    expect([1, 5].map((n) => backoffMs(n, t.track) / 1000)).toEqual([1, 10])
+    expect(backoffMs(1, t.notAuthorized) / 1000).toBe(1)
+    expect(backoffMs(30, t.notAuthorized) / 3600_000).toBe(6)
   })
 })
