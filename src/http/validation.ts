@@ -101,7 +101,8 @@ export function fieldErrorsFromTypeBox(errors: Iterable<ValueError>, prefix = ''
   const byField = new Map<string, { error: FieldError; rank: number }>()
   for (const e of errors) {
     const path = pointerToDotPath(e.path)
-    const field = prefix && path ? `${prefix}.${path}` : prefix || path || '(body)'
+    // An empty path is the value itself: the body (DESIGN §5 names it `body` on every route, as parseBody does).
+    const field = prefix && path ? `${prefix}.${path}` : prefix || path || 'body'
     // TypeBox yields errors lazily: stop at MAX_DETAILS fields, so a body of a million bad list items costs no more
     // than a hundred (issue 12: no single request may hold the event loop).
     if (!byField.has(field) && byField.size >= MAX_DETAILS) break
@@ -145,6 +146,17 @@ export function mergeDetails(shape: readonly FieldError[], rules: readonly Field
   return [...shape.map(sharper), ...rules.filter((r) => !shape.some((s) => isWithin(r.field, s.field)))]
 }
 
+/**
+ * A JSON body's members, or VALIDATION_ERROR at `body` when it is not an object: a string or a list is never walked
+ * as if it were one (its characters or items are no fields). Every route that reads a JSON body starts here.
+ */
+export function jsonObjectOf(body: unknown): Readonly<Record<string, unknown>> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    // null is a value of the wrong type, as Elysia's schema check says on the routes it guards; only no body is missing.
+    throw validationError([{ field: 'body', code: body === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: 'Se espera un objeto JSON.' }])
+  return body as Readonly<Record<string, unknown>>
+}
+
 const nullableKeys = (schema: TObject): Set<string> =>
   new Set(Object.entries(schema.properties as TProperties).filter(([, s]) => (s as { nullable?: boolean }).nullable === true).map(([k]) => k))
 
@@ -162,10 +174,9 @@ function compiledFor(schema: TObject) {
  * body with params.ts jsonBody instead of Elysia's `body:`, which would answer the shape alone, before the rules.
  */
 export function parseBody<T>(schema: TObject, body: unknown, rules: (fields: Readonly<Record<string, unknown>>) => FieldError[]): T {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw validationError([{ field: 'body', code: body === undefined || body === null ? 'REQUIRED' : 'INVALID_TYPE', message: 'Se espera un objeto JSON.' }])
+  const sent = jsonObjectOf(body)
   const nullable = nullableKeys(schema)
-  const fields = Object.fromEntries(Object.entries(body).filter(([k, v]) => !(v === null && nullable.has(k))))
+  const fields = Object.fromEntries(Object.entries(sent).filter(([k, v]) => !(v === null && nullable.has(k))))
   const check = compiledFor(schema)
   const shape = check.Check(fields) ? [] : fieldErrorsFromTypeBox(check.Errors(fields))
   const errors = mergeDetails(shape, rules(fields))

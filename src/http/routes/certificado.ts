@@ -5,6 +5,7 @@ import { getCertificadoStatus, uploadCertificado } from '../../services/certific
 import type { Deps } from '../../services/deps'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
+import { jsonObjectOf } from '../validation'
 import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
 import { CertificadoStatusSchema, SubirPfxJsonBody, SubirPfxMultipartBody } from '../schemas/certificado'
 
@@ -16,7 +17,7 @@ const BASE64 = /^[A-Za-z0-9+/\s]+(?:={1,2}\s*)?$/
 /** Reads either form of the upload; every missing or malformed field is reported at once. */
 async function readUpload(request: Request, body: unknown): Promise<{ pfx: Uint8Array; password: string }> {
   const isMultipart = (request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
-  const fields = (body ?? {}) as Record<string, unknown>
+  const fields = isMultipart ? ((body ?? {}) as Record<string, unknown>) : jsonObjectOf(body)
   const errors: FieldError[] = []
   const password = fields.password
   if (typeof password !== 'string') errors.push({ field: 'password', code: password === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: 'Contraseña del PFX requerida.' })

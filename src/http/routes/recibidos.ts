@@ -9,18 +9,19 @@ import { jsonBody, pathId } from '../params'
 import { credentialOf } from '../request-context'
 import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
 import { AccionBody, ImportarRecibidosBody, ImportarRecibidosResponse, ListarRecibidosQuery, RecibidoListSchema, RecibidoSchema } from '../schemas/recibidos'
+import { jsonObjectOf } from '../validation'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Recibidos'], 'x-timbre-extension': true }) as Record<string, unknown>
 
 /** The uploaded file, from JSON `xml_base64` or multipart `archivo`; the field named in any error is the one used. */
 async function readImport(request: Request, body: unknown): Promise<{ bytes: Uint8Array; fileName: string | null; field: string }> {
-  const fields = (body ?? {}) as Record<string, unknown>
   if ((request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
-    const file = fields.archivo
+    const file = ((body ?? {}) as Record<string, unknown>).archivo
     if (!(file instanceof Blob))
       throw validationError([{ field: 'archivo', code: file === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: 'Adjunte el EnvioDTE en el campo archivo.' }])
     return { bytes: new Uint8Array(await file.arrayBuffer()), fileName: file instanceof File && file.name !== '' ? file.name : null, field: 'archivo' }
   }
+  const fields = jsonObjectOf(body)
   const extra = Object.keys(fields).filter((k) => k !== 'xml_base64')
   if (extra.length > 0) throw validationError(extra.map((field) => ({ field, code: 'NOT_ALLOWED' as const, message: 'Campo no permitido.' })))
   return { bytes: decodeXmlBase64(fields.xml_base64), fileName: null, field: 'xml_base64' }
