@@ -175,8 +175,10 @@ interface TimbreLogTally {
   tokensRefused: number
   tokensObtained: number
   tokenFailures: number
-  /** Instants (ms) of `sii.token.obtained`. */
+  /** Instants (ms) of `sii.token.obtained`, of uploads the SII took (received, already received), of status answers. */
   obtainedAt: number[]
+  uploadedAt: number[]
+  answeredAt: number[]
   errorLines: string[]
 }
 
@@ -184,7 +186,10 @@ function drainLog(serve: ServeProcess, t: TimbreLogTally): void {
   for (const line of serve.lines.splice(0)) {
     const event = line.event
     if (line.level === 'error') t.errorLines.push(JSON.stringify(line).slice(0, 400))
-    if (event === 'sii.upload' && line.dte_id !== undefined) t.uploadOutcomes[String(line.outcome)] = (t.uploadOutcomes[String(line.outcome)] ?? 0) + 1
+    if (event === 'sii.upload' && line.dte_id !== undefined) {
+      t.uploadOutcomes[String(line.outcome)] = (t.uploadOutcomes[String(line.outcome)] ?? 0) + 1
+      if (line.outcome === 'received' || line.outcome === 'already_received') t.uploadedAt.push(Date.parse(String(line.ts)))
+    } else if ((event === 'sii.query_envio' || event === 'sii.query_dte') && line.outcome !== 'retry') t.answeredAt.push(Date.parse(String(line.ts)))
     else if (event === 'sii.token.rejected') t.tokensRefused++
     else if (event === 'sii.token.failed') t.tokenFailures++
     else if (event === 'sii.token.obtained') {
@@ -234,7 +239,7 @@ export async function runSiiFaultsSoak(opts: SiiFaultsSoakOptions): Promise<SiiF
     s.failures.push(what)
     log(`  FAIL (seed ${opts.seed}): ${what}`)
   }
-  const tally: TimbreLogTally = { uploadOutcomes: {}, tokensRefused: 0, tokensObtained: 0, tokenFailures: 0, obtainedAt: [], errorLines: [] }
+  const tally: TimbreLogTally = { uploadOutcomes: {}, tokensRefused: 0, tokensObtained: 0, tokenFailures: 0, obtainedAt: [], uploadedAt: [], answeredAt: [], errorLines: [] }
   const issued = new Map<string, Issued>()
   const api5xx: string[] = []
   let sim: SimulatorProcess | null = null
@@ -382,7 +387,13 @@ export async function runSiiFaultsSoak(opts: SiiFaultsSoakOptions): Promise<SiiF
     drainLog(serve, tally)
     const ends = [...losses.slice(1), Number.POSITIVE_INFINITY]
     s.tokenLossesRenewed = losses.filter((at, i) => tally.obtainedAt.some((t) => t > at && t < ends[i]!)).length
-    if (losses.length > 0 && !tally.obtainedAt.some((t) => t > losses[losses.length - 1]!)) fail('no new token obtained after the last token loss')
+    // Submissions and tracking carried on: after the last loss (so after every one) the SII took uploads and answered queries.
+    const lastLoss = losses[losses.length - 1]
+    if (lastLoss !== undefined) {
+      if (!tally.obtainedAt.some((t) => t > lastLoss)) fail('no new token obtained after the last token loss')
+      if (!tally.uploadedAt.some((t) => t > lastLoss)) fail('no upload taken by the SII after the last token loss')
+      if (!tally.answeredAt.some((t) => t > lastLoss)) fail('no status query answered after the last token loss')
+    }
 
     const exit = await serve.terminate()
     await Bun.sleep(300)  // the last lines still in the pipe
