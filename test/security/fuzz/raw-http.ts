@@ -37,6 +37,10 @@ export interface ExchangeOptions {
   readonly endAfterSend?: boolean
   /** Whether the request was HEAD: its answer has no body, whatever Content-Length says. */
   readonly isHead?: boolean
+  /** A slow client: every byte is written alone, `delayMs` after the previous one (read before each byte, so it can change). */
+  readonly pace?: { delayMs: number }
+  /** With `pace`: the bytes before this offset go at once (a head sent whole, then its body a byte at a time). */
+  readonly slowFrom?: number
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n')
@@ -127,7 +131,8 @@ export function exchange(port: number, pieces: readonly Piece[], opts: ExchangeO
           buf = Buffer.alloc(0)
           break
         }
-        answers.push(parsed.answer)
+        // 100 Continue (to Expect) is not the answer.
+        if (parsed.answer.status >= 200) answers.push(parsed.answer)
         buf = buf.subarray(parsed.used)
       }
       if (answers.length >= wanted) finish(false, false)
@@ -138,11 +143,23 @@ export function exchange(port: number, pieces: readonly Piece[], opts: ExchangeO
     socket.on('close', () => finish(false, true))
     socket.on('connect', () => void send())
     async function send() {
+      if (opts.pace) return sendSlowly(opts.pace)
       for (const piece of pieces) {
         if (done) return
         if (piece.delayMs) await Bun.sleep(piece.delayMs)
         if (done || socket.destroyed) return
         socket.write(piece.bytes)
+      }
+      if (opts.endAfterSend && !done && !socket.destroyed) socket.end()
+    }
+    async function sendSlowly(pace: { delayMs: number }) {
+      const bytes = Buffer.concat(pieces.map((p) => p.bytes))
+      const from = Math.min(opts.slowFrom ?? 0, bytes.length)
+      if (from > 0) socket.write(bytes.subarray(0, from))
+      for (let i = from; i < bytes.length; i++) {
+        if (pace.delayMs > 0) await Bun.sleep(pace.delayMs)
+        if (done || socket.destroyed) return
+        socket.write(bytes.subarray(i, i + 1))
       }
       if (opts.endAfterSend && !done && !socket.destroyed) socket.end()
     }

@@ -1,0 +1,174 @@
+// Issue 18, "Hostile input", short form (the long one: test/soak/fuzz-soak.ts). A real server on 127.0.0.1 over a real
+// SQLite file, company A with one of every resource (company.ts); then:
+// - the raw HTTP fuzzer (fuzz/): hostile requests over bare sockets to every operation of the served /docs/json, slow
+//   clients a byte a second, /health probed all along; no 5xx (answered or logged), every error in the envelope, no
+//   hostile request accepted, /health always answering, every table of timbre.db unchanged;
+// - fast-check properties: any JSON body that is not a valid request, to every write, answers 4xx in the envelope with
+//   details at paths that exist in the body or the schema; any string as a path id is 404; any query values are 200 or
+//   400 at a parameter the operation takes; and nothing stored changes.
+// A failure prints the seed; FUZZ_SEED=<seed> repeats it (and `bun test/soak/fuzz-soak.ts --seed <seed> --only <i>`
+// replays one raw request against the compiled binary).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import fc from 'fast-check'
+import { startReceiver, type Receiver } from '../support/receiver'
+import { startTestServer, testRut, type TestServer } from '../support/server'
+import { MARKER, type CompanyA } from './company'
+import { findingsOf, runFuzz, summaryLine, envelopeProblem } from './fuzz/http-fuzzer'
+import type { FuzzWorld, JsonSchema } from './fuzz/mutations'
+import type { RawAnswer } from './fuzz/raw-http'
+import { diffStore, snapshotStore } from './fuzz/state'
+import { buildWorld, dbPathOf, FUZZ_SERVER_FLAGS } from './fuzz/world'
+import { API, type Operation } from './route-table'
+
+let s: TestServer
+let rx: Receiver
+let world: FuzzWorld
+let A: CompanyA
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
+
+beforeAll(async () => {
+  s = await startTestServer({ flags: FUZZ_SERVER_FLAGS })
+  const a = await s.tenant(testRut(), `Empresa ${MARKER} SpA`)
+  const b = await s.tenant(testRut(), 'Empresa B SpA')
+  rx = startReceiver()
+  ;({ world, A } = await buildWorld({ server: s, a, writeKeyB: b.writeKey, receiverUrl: rx.url, api: API }))
+  // The provisioning's webhook test delivery goes out at once: let it land before anything is snapshotted.
+  await Bun.sleep(1000)
+  console.log(`fuzz.test.ts: seed ${SEED} (repeat with FUZZ_SEED=${SEED})`)
+}, 60_000)
+afterAll(async () => {
+  await rx?.stop()
+  await s?.stop()
+})
+
+/** Whether `field` names a place in `node`: members whose names hold dots themselves ("a.b") included. */
+function inBody(field: string, node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false
+  return Object.keys(node).some((k) => field === k || (field.startsWith(`${k}.`) && inBody(field.slice(k.length + 1), (node as Record<string, unknown>)[k])))
+}
+
+/** Whether a dot path exists in the request schema (numeric segments are list items). */
+function inSchema(field: string, schema: JsonSchema | undefined): boolean {
+  let sch = schema
+  for (const part of field.split('.')) {
+    sch = /^\d+$/.test(part) ? sch?.items : (sch?.properties?.[part] ?? sch?.anyOf?.map((a) => a.properties?.[part]).find(Boolean))
+    if (sch === undefined) return false
+  }
+  return true
+}
+
+/** Whether a detail's field exists in the body sent or in the schema; `body` and the headers name themselves. */
+const pathExists = (field: string, body: unknown, schema: JsonSchema | undefined) =>
+  ['body', '(body)', 'Idempotency-Key'].includes(field) || inBody(field, body) || inSchema(field, schema)
+
+const asRaw = (res: Response, text: string): RawAnswer => ({
+  status: res.status,
+  reason: res.statusText,
+  headers: Object.fromEntries([...res.headers.entries()].map(([k, v]) => [k, [v]])),
+  body: Buffer.from(text),
+})
+
+/** Bodies no write may accept: not an object, or an object with a member its schema does not take. */
+const hostileBody = (schema: JsonSchema | undefined) => {
+  const known = Object.keys(schema?.properties ?? {})
+  const value = fc.jsonValue({ maxDepth: 3 })
+  const unknownKey = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }).filter((k) => !known.includes(k))
+  const notObject = value.filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+  const known2 = known.length > 0 ? fc.dictionary(fc.constantFrom(...known), value, { maxKeys: 4 }) : fc.constant({})
+  const withUnknown = fc.tuple(known2, unknownKey, value).map(([base, k, v]) => ({ ...base, [k]: v }))
+  // A known member of the wrong kind where only an object or list is taken (a word is never one).
+  return schema?.additionalProperties === false ? fc.oneof(notObject, withUnknown) : notObject
+}
+
+describe('hostile input', () => {
+  test('raw fuzzer: no 5xx, every error in the envelope, nothing hostile accepted, /health up, nothing stored changes', async () => {
+    const summary = await runFuzz({
+      world,
+      seed: SEED,
+      requests: Number(process.env.FUZZ_REQUESTS ?? 2500),
+      concurrency: 4,
+      slowClients: 4,
+      dbPath: dbPathOf(s.dataDir),
+      stateEvery: 500,
+      serverLog: () => s.logs,
+      replayCommand: `FUZZ_SEED=${SEED}: bun test/soak/fuzz-soak.ts --seed ${SEED} --only`,
+      progress: (line) => line.startsWith('FINDING') && console.log(line),
+      progressEvery: 1e9,
+    })
+    console.log(summaryLine(summary))
+    expect(summary.findings.map((f) => `${f.kind} ${f.index ?? ''} ${f.message}`)).toEqual([])
+    expect(findingsOf(summary)).toBe(0)
+    // The run reached every operation of the route table, and the checks ran.
+    expect(world.ops.map((o) => o.name).filter((name) => !summary.operations[name])).toEqual([])
+    expect(summary.healthProbes).toBeGreaterThan(0)
+    expect(summary.rowsWatched).toBeGreaterThan(20)
+    expect(summary.slowStarted).toBeGreaterThan(0)
+  }, 180_000)
+
+  test('properties: hostile JSON bodies, path ids and query values; nothing stored changes', async () => {
+    const before = snapshotStore(dbPathOf(s.dataDir))
+    const writes = world.ops.filter((o) => o.hasBody)
+    const withIds = world.ops.filter((o) => o.path.includes('{'))
+    const withQuery = world.ops.filter((o) => o.query.length > 0 && !o.path.includes('{'))
+    const call = async (op: Operation, path: string, init: { body?: string; headers?: Record<string, string> } = {}) => {
+      const res = await fetch(`${s.url}${path}`, {
+        method: op.method,
+        headers: { 'X-Api-Key': world.keys.writeA, 'Idempotency-Key': crypto.randomUUID(), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
+        body: init.body,
+      })
+      const text = await res.text()
+      return { res, text, json: text === '' ? undefined : (JSON.parse(text) as { code: string; details: Array<{ field: string; code: string }> }) }
+    }
+    const fill = (op: Operation, id?: string) =>
+      op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        const collection = op.path.split('/')[op.path.split('/').indexOf(`{${name}}`) - 1]!
+        return id ?? world.ids[collection]!
+      })
+
+    // 1. Any JSON body that is not a valid request, to every write: 4xx in the envelope, details that name real places.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...writes).chain((op) => fc.tuple(fc.constant(op), hostileBody(world.schemas[op.name]))),
+        async ([op, body]) => {
+          const { res, text, json } = await call(op, fill(op), { body: JSON.stringify(body) })
+          expect(res.status).toBeGreaterThanOrEqual(400)
+          expect(res.status).toBeLessThan(500)
+          expect(envelopeProblem(asRaw(res, text))).toBeNull()
+          if (json!.code === 'VALIDATION_ERROR') expect(json!.details.length).toBeGreaterThan(0)
+          for (const d of json!.details) expect({ field: d.field, exists: pathExists(d.field, body, world.schemas[op.name]) }).toEqual({ field: d.field, exists: true })
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    )
+
+    // 2. Any string as a path id (DESIGN §12: a malformed id is 404 like an unknown one), every operation on an id.
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...withIds), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }), async (op, id) => {
+        if (Object.values(world.ids).some((real) => real.toLowerCase() === id.toLowerCase()) || id === '.' || id === '..') return
+        const { res, text, json } = await call(op, fill(op, encodeURIComponent(id)), op.hasBody ? { body: JSON.stringify(world.bodies[op.name]?.() ?? {}) } : {})
+        expect({ id, status: res.status, code: json?.code }).toEqual({ id, status: 404, code: 'NOT_FOUND' })
+        expect(envelopeProblem(asRaw(res, text))).toBeNull()
+      }),
+      { seed: SEED, numRuns: 150 },
+    )
+
+    // 3. Any values for the query parameters of every list and search: 200, or 400 naming a parameter the operation takes.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...withQuery).chain((op) => fc.tuple(fc.constant(op), fc.dictionary(fc.constantFrom(...op.query), fc.string({ unit: 'grapheme', maxLength: 30 }), { minKeys: 1 }))),
+        async ([op, params]) => {
+          const { res, text, json } = await call(op, `${op.path}?${new URLSearchParams(params)}`)
+          expect([200, 400]).toContain(res.status)
+          if (res.status === 400) {
+            expect(envelopeProblem(asRaw(res, text))).toBeNull()
+            for (const d of json!.details) expect(op.query).toContain(d.field.split('.')[0]!)
+          }
+        },
+      ),
+      { seed: SEED, numRuns: 150 },
+    )
+
+    expect(diffStore(before, snapshotStore(dbPathOf(s.dataDir)))).toEqual([])
+    expect(A.ids.dte).toBeDefined()
+  }, 120_000)
+})
