@@ -189,6 +189,13 @@ interface CompanyState {
   nextProducto: number
 }
 
+interface ListedDte {
+  readonly id: string
+  readonly tipo_dte: number
+  readonly estado: string
+  readonly rut_receptor: string
+}
+
 export interface KindStats {
   count: number
   latenciesMs: number[]
@@ -245,6 +252,8 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
   const states: CompanyState[] = opts.companies.map((company) => ({ company, issued: [], facturas: [], clientes: [], productos: [], cursors: [], nextCliente: 0, nextProducto: 0 }))
   const result: MixResult = { requests: 0, seconds: 0, kinds: {}, violations: 0, examples: [], serverErrors: 0, noAnswer: 0, created: { dtes: [], clientes: [], productos: [] } }
   const kindTable = MIX_KINDS.map((k) => [k, MIX_WEIGHTS[k]] as const)
+  /** Every issued DTE's company, to catch a list that shows another company's document. */
+  const ownerOf = new Map<string, number>()
   let sent = 0
   let answered = 0
   const violation = (what: string) => {
@@ -331,9 +340,10 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
         return {
           kind, method: 'GET', path: `${API}/dte${query ? `?${query}` : ''}`, headers: read, expect: 200,
           check: (json) => {
-            const l = json as { items?: unknown[]; total_count?: number; next_cursor?: string | null }
+            const l = json as { items?: ListedDte[]; total_count?: number; next_cursor?: string | null }
             if (!Array.isArray(l.items) || typeof l.total_count !== 'number') return 'not a list'
-            return l.items.length <= l.total_count ? null : `${l.items.length} items but total_count ${l.total_count}`
+            if (l.items.length > l.total_count) return `${l.items.length} items but total_count ${l.total_count}`
+            return listProblem(l.items, query, c.index)
           },
           onOk: (json) => {
             const next = (json as { next_cursor: string | null }).next_cursor
@@ -346,7 +356,13 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
       }
       case 'dte.list.next': {
         const query = st.cursors.length > 0 ? pick(rand, st.cursors) : 'limit=5'
-        return { kind, method: 'GET', path: `${API}/dte?${query}`, headers: read, expect: 200, check: (json) => (Array.isArray((json as { items?: unknown }).items) ? null : 'not a list') }
+        return {
+          kind, method: 'GET', path: `${API}/dte?${query}`, headers: read, expect: 200,
+          check: (json) => {
+            const items = (json as { items?: ListedDte[] }).items
+            return Array.isArray(items) ? listProblem(items, query, c.index) : 'not a list'
+          },
+        }
       }
       case 'dte.get':
       case 'dte.xml':
@@ -404,6 +420,19 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
     }
   }
 
+  /** A listed DTE of another company, or one the filter should have left out. */
+  const listProblem = (items: readonly ListedDte[], query: string, company: number): string | null => {
+    const q = new URLSearchParams(query)
+    for (const d of items) {
+      const owner = ownerOf.get(d.id)
+      if (owner !== undefined && owner !== company) return `lists ${d.id} of company ${owner}`
+      if (q.has('tipo_dte') && d.tipo_dte !== Number(q.get('tipo_dte'))) return `tipo_dte=${q.get('tipo_dte')} lists a ${d.tipo_dte}`
+      if (q.has('estado') && d.estado !== q.get('estado')) return `estado=${q.get('estado')} lists one ${d.estado}`
+      if (q.has('rut_receptor') && d.rut_receptor.replaceAll('.', '') !== q.get('rut_receptor')!.replaceAll('.', '')) return `rut_receptor=${q.get('rut_receptor')} lists one to ${d.rut_receptor}`
+    }
+    return null
+  }
+
   const issuePlan = (kind: string, st: CompanyState, rand: () => number, n: number, autoSend: boolean): Plan => {
     const tipo = weighted(rand, MIX_TIPOS)
     const ref = st.facturas.length > 0 ? pick(rand, st.facturas) : null
@@ -418,6 +447,7 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
       onOk: (json) => {
         const d = json as { id: string; folio: number }
         const issued: Issued = { id: d.id, folio: d.folio, tipo, key, body }
+        ownerOf.set(d.id, st.company.index)
         st.issued.push(issued)
         if (tipo === 33) st.facturas.push(issued)
         result.created.dtes.push({ empresaId: st.company.id, id: d.id, folio: d.folio, tipo })
