@@ -33,9 +33,12 @@ export function seqOf(ftsRowid: SQLWrapper): SQL<number> {
   return sql<number>`(${ftsRowid} % ${SEQ_SPAN})`
 }
 
-/** The trigram tokenizer indexes 3-character windows: a shorter term matches nothing through MATCH. */
+/**
+ * The trigram tokenizer indexes 3-character windows: a shorter term matches nothing through MATCH. A NUL ends FTS5's
+ * query text ("unterminated string"), so a term holding one (foldText never makes one) goes the instr way too.
+ */
 export function isTrigramSearchable(term: string): boolean {
-  return [...term].length >= 3
+  return [...term].length >= 3 && !term.includes('\u0000')
 }
 
 /** `"a" OR "b"`: each term a quoted FTS5 phrase (quotes doubled), so no character of a query is FTS syntax. */

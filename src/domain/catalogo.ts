@@ -96,7 +96,8 @@ export function checkProductoFields(fields: Fields): FieldError[] {
 
 /**
  * Search folding: typographic characters transliterated, compatibility forms and accents dropped (NFKD without marks:
- * `Ñuñoa` → `nunoa`), lower case, whitespace runs as one space, trimmed. Idempotent.
+ * `Ñuñoa` → `nunoa`), lower case, control characters as spaces (as DESIGN §12 does to text; a NUL would also end an
+ * FTS5 query), whitespace runs as one space, trimmed. Idempotent.
  */
 export function foldText(text: string): string {
   // Compatibility forms first (NFKD turns ⁗ into four primes, ﬁ into fi), so transliteration sees what they stand for;
@@ -105,7 +106,7 @@ export function foldText(text: string): string {
     .toLowerCase()
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
-    .replace(/\s+/g, ' ')
+    .replace(/[\p{Cc}\s]+/gu, ' ')
     .trim()
 }
 
