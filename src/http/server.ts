@@ -235,7 +235,7 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
       inFlight++
       let response: Response
       try {
-        if (request instanceof TimbreError) response = errorResponse(request, info.id, { Connection: 'close' })
+        if (request instanceof TimbreError) response = errorResponse(request, info.id)
         else {
           rebindRequestInfo(request, info)
           response = await route(request, info)

@@ -169,6 +169,18 @@ describe('hostile input', () => {
     )
 
     expect(diffStore(before, snapshotStore(dbPathOf(s.dataDir)))).toEqual([])
-    expect(A.ids.dte).toBeDefined()
   }, 120_000)
+
+  // Last, as it changes A's data: the watch over the store sees a write the API accepted, so its silence above means
+  // something. One valid request per table kind: an update in place, and a soft delete.
+  test('the store watch sees an accepted write', async () => {
+    const before = snapshotStore(dbPathOf(s.dataDir))
+    const headers = { 'X-Api-Key': world.keys.writeA, 'content-type': 'application/json' }
+    expect((await fetch(`${s.url}${API}/empresa`, { method: 'PUT', headers, body: JSON.stringify({ giro: 'Otro giro' }) })).status).toBe(200)
+    expect((await fetch(`${s.url}${API}/productos/${A.ids.productos}`, { method: 'DELETE', headers })).status).toBe(204)
+    const tables = new Set(diffStore(before, snapshotStore(dbPathOf(s.dataDir)), 1000).map((c) => `${c.kind} ${c.table}`))
+    // The search index's own tables change with the producto (FTS5 shadow tables are tables like any other).
+    expect([...tables].filter((t) => !t.includes('_fts')).sort()).toEqual(['changed empresas', 'changed productos'])
+    expect([...tables].some((t) => t.includes('productos_fts'))).toBe(true)
+  })
 })

@@ -20,6 +20,8 @@ export interface RawExchange {
   /** Bytes left that do not parse as an answer. */
   readonly garbage: string
   readonly socketError: string | null
+  /** The server closed the connection before every byte was written (EPIPE, ECONNRESET): an answer may have been lost. */
+  readonly cutWhileSending: boolean
 }
 
 /** What to send: pieces written in order, each after `delayMs` (a slow client is many one-byte pieces). */
@@ -100,6 +102,7 @@ export function exchange(port: number, pieces: readonly Piece[], opts: ExchangeO
     let garbage = ''
     let socketError: string | null = null
     let done = false
+    let allSent = false
     let timer: ReturnType<typeof setTimeout> | null = null
     const socket: Socket = connect(port, '127.0.0.1')
     const finish = (timedOut: boolean, closed: boolean) => {
@@ -118,7 +121,7 @@ export function exchange(port: number, pieces: readonly Piece[], opts: ExchangeO
         }
       }
       if (buf.length > 0) garbage += buf.toString('latin1')
-      resolve({ answers, closedEarly: closed && answers.length < wanted, timedOut, garbage, socketError })
+      resolve({ answers, closedEarly: closed && answers.length < wanted, timedOut, garbage, socketError, cutWhileSending: socketError !== null && !allSent })
     }
     timer = setTimeout(() => finish(true, false), opts.timeoutMs)
     socket.on('data', (d: Buffer) => {
@@ -150,6 +153,7 @@ export function exchange(port: number, pieces: readonly Piece[], opts: ExchangeO
         if (done || socket.destroyed) return
         socket.write(piece.bytes)
       }
+      allSent = true
       if (opts.endAfterSend && !done && !socket.destroyed) socket.end()
     }
     async function sendSlowly(pace: { delayMs: number }) {
@@ -161,6 +165,7 @@ export function exchange(port: number, pieces: readonly Piece[], opts: ExchangeO
         if (done || socket.destroyed) return
         socket.write(bytes.subarray(i, i + 1))
       }
+      allSent = true
       if (opts.endAfterSend && !done && !socket.destroyed) socket.end()
     }
   })
