@@ -77,15 +77,24 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
     const errorLines: string[] = []
     let errorCount = 0
     let pending = ''
+    // The server's own time per request (its log: from the handler's first line to the answer), by route: what the
+    // client saw beyond it waited in the event loop, the kernel or for a core.
+    const handlerMs = new Map<string, number[]>()
     const server = await startServer(dataDir, [], (chunk) => {
       pending += chunk
       const lines = pending.split('\n')
       pending = lines.pop()!
-      for (const line of lines)
+      for (const line of lines) {
         if (line.includes('"level":"error"')) {
           errorCount++
           if (errorLines.length < 5) errorLines.push(line.slice(0, 400))
         }
+        if (line.includes('"event":"http.request"')) {
+          const r = JSON.parse(line) as { method?: string; route?: string; duration_ms?: number }
+          const key = `${r.method} ${r.route}`
+          if (typeof r.duration_ms === 'number') (handlerMs.get(key) ?? handlerMs.set(key, []).get(key)!).push(r.duration_ms)
+        }
+      }
     })
     const pid = server.proc.pid
     try {
@@ -187,6 +196,13 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
           `(${f1((dtePerSecond / opt.floorDtePerSecond) * 100)} % of the floor, ${f0(opt.floorDtePerSecond)} DTE/s)`,
       )
       log(`CPU: server ${f2(cpu.serverCores)} cores (main thread ${f2(cpu.main)}, Workers ${f2(cpu.workers)}, JIT/GC/other ${f2(cpu.other)}), load generator ${f2(cpu.generatorCores)} cores`)
+      const handler: Record<string, unknown> = {}
+      log(`\nin the server (its log: handler's first line to the answer), by route:`)
+      for (const [route, ms] of [...handlerMs].sort((a, b) => b[1].length - a[1].length).slice(0, 12)) {
+        const q = summarize(ms)
+        handler[route] = { n: q.n, p50: q.p50, p99: q.p99 }
+        log(`  ${route.padEnd(48)} ${String(q.n).padStart(7)}  p50 ${f2(q.p50).padStart(7)}  p99 ${f2(q.p99).padStart(7)} ms`)
+      }
       const h = summarize(probeLatencies)
       const hMax = probeLatencies.length > 0 ? Math.max(...probeLatencies) : Number.NaN
       log(`/health probe (own process, every 10 ms): ${h.n} probes, p50 ${f2(h.p50)} ms, p99 ${f2(h.p99)} ms, worst ${f2(hMax)} ms, errors ${probeErrors}`)
@@ -221,7 +237,7 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
       summary.push({ what: 'server RSS under the mixed load (peak)', measured: `${f0(peak)} MB (at rest ${f0(atRest)})`, target: `≤ ${RSS_PEAK_TARGET_MB} MB`, ok: peak <= RSS_PEAK_TARGET_MB })
       summary.push({ what: 'server RSS flat (median, last quarter vs second)', measured: `${growth >= 0 ? '+' : '−'}${f1(Math.abs(growth))} MB (${f1(second)} → ${f1(last)})`, target: `≤ ${RSS_GROWTH_TARGET_MB} MB growth`, ok: growth <= RSS_GROWTH_TARGET_MB })
       Object.assign(results, {
-        seconds, requestsPerSecond: perSecond, dtePerSecond, shareOfFloor: dtePerSecond / opt.floorDtePerSecond, cpu, kinds, invalidStatuses,
+        handlerMs: handler, seconds, requestsPerSecond: perSecond, dtePerSecond, shareOfFloor: dtePerSecond / opt.floorDtePerSecond, cpu, kinds, invalidStatuses,
         serverErrors: mix.serverErrors, violations: mix.violations, examples: mix.examples, noAnswer: mix.noAnswer,
         errorLogLines: errorCount, errorLogExamples: errorLines, stored: { ...stored, lost: stored.lost.slice(0, 50) },
         created: { dtes: mix.created.dtes.length, clientes: mix.created.clientes.length, productos: mix.created.productos.length },
