@@ -38,6 +38,7 @@ export const P99_TARGET_MS: Readonly<Record<string, number>> = {
   'dte.issue': 100,
   'dte.issue.auto_send': 100,
   'dte.replay': 50,
+  'dte.retry': 100,
   'dte.list': 50,
   'dte.list.next': 50,
   'dte.get': 50,

@@ -37,11 +37,12 @@ export const MIX_TIPOS: ReadonlyArray<readonly [TipoDte, number]> = [
   [56, 6],
 ]
 
-/** The kinds of request, and how many of every 1 000 the mix sends. bench/README.md, "Load", explains the choice. */
+/** The kinds of request, and how many of every 1 000 draws are of each (a retry draw sends two requests). bench/README.md, "Load", explains the choice. */
 export const MIX_WEIGHTS = {
   'dte.issue': 200, // POST /dte, auto_send false
   'dte.issue.auto_send': 40, // POST /dte, auto_send true: the submission and tracking jobs take them to the simulator
-  'dte.replay': 20, // the same Idempotency-Key and body again: the stored 201, same document
+  'dte.replay': 10, // the same Idempotency-Key and body again: the stored 201, same document
+  'dte.retry': 10, // two requests: an issuance sent twice at once (a client retrying before the first answer came)
   'dte.list': 150, // GET /dte with a filter (or none), first page
   'dte.list.next': 50, // GET /dte with the next_cursor of an earlier page
   'dte.get': 120, // GET /dte/{id}
@@ -267,30 +268,69 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
     const own = states[clientIndex % states.length]!
     const other = states[(clientIndex + 1) % states.length]!
     while (sent < opts.requests) {
-      sent++
-      const plan = planRequest(weighted(rand, kindTable), own, other, rand, sent)
-      const t0 = performance.now()
-      let res: Response
-      let text: string
-      try {
-        res = await fetch(`${opts.url}${plan.path}`, { method: plan.method, headers: plan.headers, ...(plan.body === undefined ? {} : { body: plan.body }) })
-        text = await (plan.kind === 'dte.pdf' ? res.arrayBuffer().then((b) => `${b.byteLength}`) : res.text())
-      } catch (err) {
-        result.noAnswer++
-        violation(`${plan.kind} ${plan.method} ${plan.path}: no answer (${String(err).slice(0, 120)})`)
+      const kind = weighted(rand, kindTable)
+      if (kind === 'dte.retry' && sent + 2 <= opts.requests) {
+        sent += 2
+        await retryPair(own, rand, sent)
         continue
       }
-      const ms = performance.now() - t0
-      const s = stats(plan.kind)
-      s.count++
-      s.latenciesMs.push(ms)
-      s.statuses[res.status] = (s.statuses[res.status] ?? 0) + 1
-      if (res.status >= 500) result.serverErrors++
-      const problem = judge(plan, res, text)
-      if (problem !== null) violation(`${plan.kind} ${plan.method} ${plan.path} → ${res.status}: ${problem}`)
-      answered++
-      opts.onAnswer?.(answered)
+      sent++
+      const plan = planRequest(kind, own, other, rand, sent)
+      const got = await send(plan)
+      if (got === null) continue
+      const problem = judge(plan, got.res, got.text)
+      if (problem !== null) violation(`${plan.kind} ${plan.method} ${plan.path} → ${got.res.status}: ${problem}`)
     }
+  }
+
+  /** Sends one request of a plan and counts its answer and latency under the plan's kind; null when no answer came. */
+  const send = async (plan: Plan): Promise<{ res: Response; text: string } | null> => {
+    const t0 = performance.now()
+    let res: Response
+    let text: string
+    try {
+      res = await fetch(`${opts.url}${plan.path}`, { method: plan.method, headers: plan.headers, ...(plan.body === undefined ? {} : { body: plan.body }) })
+      text = await (plan.kind === 'dte.pdf' ? res.arrayBuffer().then((b) => `${b.byteLength}`) : res.text())
+    } catch (err) {
+      result.noAnswer++
+      violation(`${plan.kind} ${plan.method} ${plan.path}: no answer (${String(err).slice(0, 120)})`)
+      return null
+    }
+    const s = stats(plan.kind)
+    s.count++
+    s.latenciesMs.push(performance.now() - t0)
+    s.statuses[res.status] = (s.statuses[res.status] ?? 0) + 1
+    if (res.status >= 500) result.serverErrors++
+    answered++
+    opts.onAnswer?.(answered)
+    return { res, text }
+  }
+
+  /**
+   * The same issuance (key and body) sent twice at once, as a client that retries before the first answer came: one
+   * of the two issues (201), the other gets that same document (201 with X-Idempotency-Replay) or 409
+   * IDEMPOTENCY_IN_PROGRESS in the envelope. checkStored then finds the document once.
+   */
+  const retryPair = async (st: CompanyState, rand: () => number, n: number): Promise<void> => {
+    const plan = issuePlan('dte.retry', st, rand, n, false)
+    const [one, two] = await Promise.all([send(plan), send(plan)])
+    if (one === null || two === null) return
+    const answers = [one, two]
+    const isFirst = (a: { res: Response }) => a.res.status === 201 && a.res.headers.get('x-idempotency-replay') !== 'true'
+    const firsts = answers.filter(isFirst)
+    const where = `dte.retry POST ${plan.path} (key ${plan.headers['Idempotency-Key']})`
+    if (firsts.length !== 1) return violation(`${where}: ${firsts.length} first issuances for one key; statuses ${answers.map((a) => a.res.status).join(', ')}`)
+    const first = firsts[0]!
+    const second = answers.find((a) => a !== first)!
+    const problem = judge(plan, first.res, first.text)
+    if (problem !== null) return violation(`${where} → ${first.res.status}: ${problem}`)
+    if (second.res.status === 409) {
+      const wrong = envelopeProblem(second.res, second.text) ?? ((JSON.parse(second.text) as { code?: string }).code === 'IDEMPOTENCY_IN_PROGRESS' ? null : `409 ${second.text.slice(0, 160)}`)
+      if (wrong !== null) violation(`${where}, the retry: ${wrong}`)
+    } else if (second.res.status === 201) {
+      const [a, b] = [JSON.parse(first.text) as { id?: string }, JSON.parse(second.text) as { id?: string }]
+      if (a.id !== b.id) violation(`${where}: the retry replayed ${b.id}, the first issued ${a.id}`)
+    } else violation(`${where}, the retry → ${second.res.status}: ${second.text.slice(0, 160)}`)
   }
 
   /** null when the answer is what the plan must get; otherwise what is wrong. */
@@ -320,7 +360,8 @@ export async function runMix(opts: MixOptions): Promise<MixResult> {
     switch (kind) {
       case 'dte.issue':
       case 'dte.issue.auto_send':
-        return issuePlan(kind, st, rand, n, kind === 'dte.issue.auto_send')
+      case 'dte.retry': // a single one when no room is left for the pair
+        return issuePlan(kind === 'dte.retry' ? 'dte.issue' : kind, st, rand, n, kind === 'dte.issue.auto_send')
       case 'dte.replay': {
         if (anyIssued === null) return issuePlan('dte.issue', st, rand, n, false)
         return {
