@@ -157,6 +157,13 @@ export function jsonObjectOf(body: unknown): Readonly<Record<string, unknown>> {
   return body as Readonly<Record<string, unknown>>
 }
 
+/** Members a hand-read body does not take, NOT_ALLOWED each; one with an empty name is reported at `body`, like TypeBox's. */
+export function notAllowedMembers(fields: Readonly<Record<string, unknown>>, allowed: readonly string[]): FieldError[] {
+  return Object.keys(fields)
+    .filter((key) => !allowed.includes(key))
+    .map((key) => ({ field: key === '' ? 'body' : key, code: 'NOT_ALLOWED' as const, message: 'Campo no permitido.' }))
+}
+
 const nullableKeys = (schema: TObject): Set<string> =>
   new Set(Object.entries(schema.properties as TProperties).filter(([, s]) => (s as { nullable?: boolean }).nullable === true).map(([k]) => k))
 

@@ -33,3 +33,13 @@ test.each([['" "'], ['"abc"'], ['[1,2]'], ['[]'], ['42'], ['true'], ['null']])('
   const expected = { status: 400, code: 'VALIDATION_ERROR', details: ['body INVALID_TYPE'] }
   expect(answers).toEqual(Object.fromEntries(writes.map((op) => [op.name, expected])))
 })
+
+// Failed before: /recibidos/importar and /empresa/certificado/pfx reported it at field "" (TypeBox routes at `body`).
+test('a member with an empty name is NOT_ALLOWED at body on every write, never at an empty field', async () => {
+  for (const op of writes) {
+    const res = await s.request(op.method, fillPath(op, ids), { headers: { 'X-Api-Key': t.writeKey, 'Idempotency-Key': crypto.randomUUID() }, body: { '': 1 } })
+    expect({ op: op.name, status: res.status }).toEqual({ op: op.name, status: 400 })
+    expect({ op: op.name, details: res.json.details }).toEqual({ op: op.name, details: expect.arrayContaining([expect.objectContaining({ field: 'body', code: 'NOT_ALLOWED' })]) })
+    expect(res.json.details.filter((d: { field: string }) => d.field === '')).toEqual([])
+  }
+})

@@ -5,7 +5,7 @@ import { getCertificadoStatus, uploadCertificado } from '../../services/certific
 import type { Deps } from '../../services/deps'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
-import { jsonObjectOf } from '../validation'
+import { jsonObjectOf, notAllowedMembers } from '../validation'
 import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
 import { CertificadoStatusSchema, SubirPfxJsonBody, SubirPfxMultipartBody } from '../schemas/certificado'
 
@@ -31,8 +31,7 @@ async function readUpload(request: Request, body: unknown): Promise<{ pfx: Uint8
     if (typeof b64 !== 'string' || b64.trim() === '') errors.push({ field: 'pfx_base64', code: b64 === undefined || b64 === '' ? 'REQUIRED' : 'INVALID_TYPE', message: 'El PFX en base64 es requerido.' })
     else if (!BASE64.test(b64)) errors.push({ field: 'pfx_base64', code: 'INVALID_FORMAT', message: 'No es base64 válido.' })
     else pfx = Buffer.from(b64, 'base64')
-    for (const key of Object.keys(fields))
-      if (key !== 'pfx_base64' && key !== 'password') errors.push({ field: key, code: 'NOT_ALLOWED', message: 'Campo no permitido.' })
+    errors.push(...notAllowedMembers(fields, ['pfx_base64', 'password']))
   }
   if (pfx !== null && pfx.length === 0) errors.push({ field: isMultipart ? 'archivo' : 'pfx_base64', code: 'REQUIRED', message: 'El archivo está vacío.' })
   if (errors.length > 0 || pfx === null) throw new TimbreError('VALIDATION_ERROR', { details: errors })

@@ -9,7 +9,7 @@ import { jsonBody, pathId } from '../params'
 import { credentialOf } from '../request-context'
 import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
 import { AccionBody, ImportarRecibidosBody, ImportarRecibidosResponse, ListarRecibidosQuery, RecibidoListSchema, RecibidoSchema } from '../schemas/recibidos'
-import { jsonObjectOf } from '../validation'
+import { jsonObjectOf, notAllowedMembers } from '../validation'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Recibidos'], 'x-timbre-extension': true }) as Record<string, unknown>
 
@@ -22,8 +22,8 @@ async function readImport(request: Request, body: unknown): Promise<{ bytes: Uin
     return { bytes: new Uint8Array(await file.arrayBuffer()), fileName: file instanceof File && file.name !== '' ? file.name : null, field: 'archivo' }
   }
   const fields = jsonObjectOf(body)
-  const extra = Object.keys(fields).filter((k) => k !== 'xml_base64')
-  if (extra.length > 0) throw validationError(extra.map((field) => ({ field, code: 'NOT_ALLOWED' as const, message: 'Campo no permitido.' })))
+  const extra = notAllowedMembers(fields, ['xml_base64'])
+  if (extra.length > 0) throw validationError(extra)
   return { bytes: decodeXmlBase64(fields.xml_base64), fileName: null, field: 'xml_base64' }
 }
 
