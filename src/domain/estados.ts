@@ -137,11 +137,23 @@ export function afterEnvioStatus(envio: EnvioOutcome, line: Pick<EnvioDocumento,
       // REC, SOK, FOK, PRD, CRT…, or no answer: still with the SII.
       return { estado: 'procesando', espera: 'track' }
     case 'rejected':
+      // RPT is not a refusal of this DTE: the SII already holds it in an earlier envelope (see isRepeatedEnvio).
+      if (isRepeatedEnvio(envio)) return { estado: 'procesando', espera: 'ninguna' }
       // RSC, RCT, RFR, RCH, RCO, VOF…: the whole envelope refused.
       return { estado: 'rechazado', espera: 'ninguna' }
     case 'processed':
       return { estado: estadoFromProcessedEnvio(envio, line), espera: 'ninguna' }
   }
+}
+
+/**
+ * RPT, "envío repetido" (docs/sii-protocol.md §6.5, §7.3): the SII took these bytes again under a new track id and
+ * refused the copy because it already holds the envelope, e.g. when the first upload's answer was lost. DESIGN §6 reads it
+ * as "99 / RPT already received": the documents are in that earlier envelope, whose track id Timbre may never have
+ * heard, so only the document's status can tell (getEstDte), as for STATUS 99 without a track id.
+ */
+export function isRepeatedEnvio(envio: EnvioOutcome): boolean {
+  return envio.kind === 'rejected' && envio.estado === 'RPT'
 }
 
 /**

@@ -6,7 +6,7 @@
 import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import type { DteRow } from '../db/schema'
-import { afterDocumentStatus, afterEnvioStatus, ESTADOS_EN_EL_SII, isFinal, nextAttemptAt, type EstadoFinal, type SiiTiming, type Transicion } from '../domain/estados'
+import { afterDocumentStatus, afterEnvioStatus, ESTADOS_EN_EL_SII, isFinal, isRepeatedEnvio, nextAttemptAt, type EstadoFinal, type SiiTiming, type Transicion } from '../domain/estados'
 import {
   glosaDeMotivos, isReparo, uniqueMotivos,
   type DteStatusOutcome, type EnvioDocumento, type EnvioOutcome, type MotivoSii, type SiiChannel,
@@ -142,6 +142,7 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
         answers: [envioAnswer(canal, trackId, envio, [])],
       }
     case 'rejected': {
+      if (isRepeatedEnvio(envio)) return trackRepeated(deps, dte, company, creds, now, envio)
       // The whole envelope refused (RSC, RCT, RFR, …): its reasons, or this document's line of the REST detail.
       const line = lineOf(envio.detalle, dte)
       const motivos = line !== undefined && line.motivos.length > 0 ? line.motivos : envio.motivos
@@ -176,6 +177,20 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
         answers: [envioAnswer(canal, trackId, envio, line?.motivos ?? []), ...(doc.kind === 'status' ? [documentAnswer(canal, trackId, doc)] : [])],
       }
     }
+  }
+}
+
+/**
+ * RPT: this track id names a repeat the SII refused because it already holds the envelope (domain/estados.ts
+ * isRepeatedEnvio), typically a re-upload whose first answer was lost. The DTE is not rejected: its document sits in
+ * that earlier envelope, so the track id is dropped (it names the repeat, not the envelope holding the document) and the
+ * document's status decides now and at every later query, as for STATUS 99 without a track id (DESIGN §6).
+ */
+async function trackRepeated(deps: TrackDeps, dte: DteRow, company: SiiCompany, creds: SiiCredentials, now: Date, envio: Extract<EnvioOutcome, { kind: 'rejected' }>): Promise<Tracked> {
+  const byDocument = await trackByDocument(deps, dte, company, creds, now)
+  return {
+    patch: { ...byDocument.patch, track_id: null, estado_envio: envio.estado },
+    answers: [envioAnswer(channelOf(dte.tipo_dte), dte.track_id, envio, []), ...byDocument.answers],
   }
 }
 

@@ -52,6 +52,8 @@ const TABLE: readonly Row[] = [
   ...['REC', 'SOK', 'FOK', 'PRD', 'CRT'].map((e): Row => ['procesando', `envelope ${e}`, 'procesando', 'track', () => afterEnvioStatus(envio(e), undefined)]),
   ['procesando', 'envelope status query failed', 'procesando', 'track', () => afterEnvioStatus({ kind: 'retry', reason: 'timeout' }, undefined)],
   ...['RSC', 'RCT', 'RFR', 'RCH', 'RCO', 'VOF'].map((e): Row => ['procesando', `envelope ${e}`, 'rechazado', 'ninguna', () => afterEnvioStatus(envio(e), undefined)]),
+  // RPT is "99 / RPT already received" (DESIGN §6 row 3), not a refusal: the document is in an earlier envelope, getEstDte decides at once.
+  ['procesando', 'envelope RPT (a repeat of an envelope the SII holds)', 'procesando', 'ninguna', () => afterEnvioStatus(envio('RPT'), undefined)],
   ['procesando', 'EPR with rechazados > 0', 'rechazado', 'ninguna', () => afterEnvioStatus(envio('EPR', { rechazados: 1, reparos: 0 }), undefined)],
   ['procesando', 'EPR with reparos > 0', 'con_reparos', 'ninguna', () => afterEnvioStatus(envio('EPR', { rechazados: 0, reparos: 1 }), undefined)],
   ['procesando', 'EPR, all accepted', 'aceptado', 'ninguna', () => afterEnvioStatus(envio('EPR'), undefined)],
