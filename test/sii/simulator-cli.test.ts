@@ -78,6 +78,39 @@ describe('sii-simulator', () => {
     expect(await Bun.file(join(DIR, 'data', 'sii-simulator.db')).exists()).toBe(true)
   })
 
+  test('what it answered survives SIGKILL (WAL, synchronous NORMAL): seeds go on from the last one given, none handed out twice', async () => {
+    const dataDir = join(DIR, 'killed')
+    const script = join(DIR, 'serve-killed.ts')
+    writeFileSync(script, `import { parseArgs } from '${join(import.meta.dir, '../../src/cli/command')}'\n` +
+      `import { siiSimulator as c } from '${join(import.meta.dir, '../../src/cli/sii-simulator')}'\n` +
+      `await c.run(parseArgs(['--port', '0', '--data-dir', '${dataDir}'], c.flags))\n`)
+    const start = async () => {
+      const child = spawn([BUN, script], { stdout: 'pipe', stderr: 'pipe' })
+      const reader = child.stdout.getReader()
+      let out = ''
+      while (!out.includes('sii_simulator.started')) {
+        const { value, done } = await reader.read()
+        if (done) break
+        out += new TextDecoder().decode(value)
+      }
+      reader.releaseLock()
+      const url = (JSON.parse(out.split('\n').find((l) => l.includes('sii_simulator.started')) ?? '{}') as { url: string }).url
+      return { child, seed: async () => field((await soap(url, 'CrSeed', 'getSeed')).inner, 'SEMILLA') }
+    }
+    const first = await start()
+    const given = [await first.seed(), await first.seed(), await first.seed()]
+    first.child.kill('SIGKILL')
+    await first.child.exited
+    const second = await start()
+    try {
+      const after = await second.seed()
+      expect(Number(after)).toBe(Number(given[2]) + 1)
+    } finally {
+      second.child.kill('SIGTERM')
+      await second.child.exited
+    }
+  })
+
   test('fault rates outside 0..1 are usage errors', async () => {
     const err = await siiSimulator.run(parseArgs(['--fault-rate', '1.5'], siiSimulator.flags)).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)

@@ -126,6 +126,10 @@ export class SimulatorStore {
     // busy_timeout before WAL (docs/stack-notes.md): a CLI simulator and a test may open the same file.
     this.db.exec('PRAGMA busy_timeout = 5000')
     if (dataDir !== null) this.db.exec('PRAGMA journal_mode = WAL')
+    // NORMAL, not FULL: in WAL mode a commit then survives the process being killed (only the OS or the power going
+    // down can lose the last ones), which is what a simulator needs; FULL's fsync per commit (a seed, a token, a
+    // counter, an envelope) blocked the event loop of `serve --sii simulado` for seconds a minute under load.
+    this.db.exec('PRAGMA synchronous = NORMAL')
     this.db.exec(SCHEMA)
   }
 
