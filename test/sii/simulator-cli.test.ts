@@ -55,23 +55,30 @@ describe('sii-simulator caf', () => {
   })
 })
 
+/** `timbre sii-simulator --data-dir <dataDir>` in a child process, once its start line is out. */
+async function startSimulatorChild(dataDir: string): Promise<{ child: ReturnType<typeof spawn>; url: string | undefined }> {
+  const script = join(DIR, `serve-${Bun.randomUUIDv7()}.ts`)
+  writeFileSync(script, `import { parseArgs } from '${join(import.meta.dir, '../../src/cli/command')}'\n` +
+    `import { siiSimulator as c } from '${join(import.meta.dir, '../../src/cli/sii-simulator')}'\n` +
+    `await c.run(parseArgs(['--port', '0', '--data-dir', '${dataDir}'], c.flags))\n`)
+  const child = spawn([BUN, script], { stdout: 'pipe', stderr: 'pipe' })
+  const reader = (child.stdout as ReadableStream<Uint8Array>).getReader()
+  let out = ''
+  while (!out.includes('sii_simulator.started')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    out += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+  const line = JSON.parse(out.split('\n').find((l) => l.includes('sii_simulator.started')) ?? '{}') as { url?: string }
+  return { child, url: line.url }
+}
+
 describe('sii-simulator', () => {
   test('logs a JSON line with its URL, answers the SII protocol there, and stops on SIGTERM', async () => {
-    const script = join(DIR, 'serve.ts')
-    writeFileSync(script, `import { parseArgs } from '${join(import.meta.dir, '../../src/cli/command')}'\n` +
-      `import { siiSimulator as c } from '${join(import.meta.dir, '../../src/cli/sii-simulator')}'\n` +
-      `await c.run(parseArgs(['--port', '0', '--data-dir', '${join(DIR, 'data')}'], c.flags))\n`)
-    const child = spawn([BUN, script], { stdout: 'pipe', stderr: 'pipe' })
-    const reader = child.stdout.getReader()
-    let out = ''
-    while (!out.includes('sii_simulator.started')) {
-      const { value, done } = await reader.read()
-      if (done) break
-      out += new TextDecoder().decode(value)
-    }
-    const line = JSON.parse(out.split('\n').find((l) => l.includes('sii_simulator.started')) ?? '{}') as { url?: string; level?: string }
-    expect(line.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    const answer = await soap(line.url ?? '', 'CrSeed', 'getSeed')
+    const { child, url } = await startSimulatorChild(join(DIR, 'data'))
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    const answer = await soap(url ?? '', 'CrSeed', 'getSeed')
     expect(field(answer.inner, 'ESTADO')).toBe('00')
     child.kill('SIGTERM')
     expect(await child.exited).toBe(0)
@@ -80,31 +87,14 @@ describe('sii-simulator', () => {
 
   test('what it answered survives SIGKILL (WAL, synchronous NORMAL): seeds go on from the last one given, none handed out twice', async () => {
     const dataDir = join(DIR, 'killed')
-    const script = join(DIR, 'serve-killed.ts')
-    writeFileSync(script, `import { parseArgs } from '${join(import.meta.dir, '../../src/cli/command')}'\n` +
-      `import { siiSimulator as c } from '${join(import.meta.dir, '../../src/cli/sii-simulator')}'\n` +
-      `await c.run(parseArgs(['--port', '0', '--data-dir', '${dataDir}'], c.flags))\n`)
-    const start = async () => {
-      const child = spawn([BUN, script], { stdout: 'pipe', stderr: 'pipe' })
-      const reader = child.stdout.getReader()
-      let out = ''
-      while (!out.includes('sii_simulator.started')) {
-        const { value, done } = await reader.read()
-        if (done) break
-        out += new TextDecoder().decode(value)
-      }
-      reader.releaseLock()
-      const url = (JSON.parse(out.split('\n').find((l) => l.includes('sii_simulator.started')) ?? '{}') as { url: string }).url
-      return { child, seed: async () => field((await soap(url, 'CrSeed', 'getSeed')).inner, 'SEMILLA') }
-    }
-    const first = await start()
-    const given = [await first.seed(), await first.seed(), await first.seed()]
+    const seedOf = async (url: string | undefined) => field((await soap(url ?? '', 'CrSeed', 'getSeed')).inner, 'SEMILLA')
+    const first = await startSimulatorChild(dataDir)
+    const given = [await seedOf(first.url), await seedOf(first.url), await seedOf(first.url)]
     first.child.kill('SIGKILL')
     await first.child.exited
-    const second = await start()
+    const second = await startSimulatorChild(dataDir)
     try {
-      const after = await second.seed()
-      expect(Number(after)).toBe(Number(given[2]) + 1)
+      expect(Number(await seedOf(second.url))).toBe(Number(given[2]) + 1)
     } finally {
       second.child.kill('SIGTERM')
       await second.child.exited
