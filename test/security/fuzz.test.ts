@@ -6,8 +6,10 @@
 // - fast-check properties: any JSON body that is not a valid request, to every write, answers 4xx in the envelope with
 //   details at paths that exist in the body or the schema; any string as a path id is 404; any query values are 200 or
 //   400 at a parameter the operation takes; and nothing stored changes.
-// A failure prints the seed; FUZZ_SEED=<seed> repeats it (and `bun test/soak/fuzz-soak.ts --seed <seed> --only <i>`
-// replays one raw request against the compiled binary).
+// - then, on bodies built from each schema (valid or not, so they may be accepted and change data): never a 5xx, and
+//   every refusal in the envelope with details at real places.
+// A failure prints the seed; FUZZ_SEED=<seed> repeats it, FUZZ_REQUESTS and FUZZ_RUNS make it longer (and
+// `bun test/soak/fuzz-soak.ts --seed <seed> --only <i>` replays one raw request against the compiled binary).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { startReceiver, type Receiver } from '../support/receiver'
@@ -25,6 +27,8 @@ let rx: Receiver
 let world: FuzzWorld
 let A: CompanyA
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
+/** FUZZ_RUNS=10 runs each property ten times as long (exploring; npm test keeps 1). */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1)
 
 beforeAll(async () => {
   s = await startTestServer({ flags: FUZZ_SERVER_FLAGS })
@@ -78,6 +82,30 @@ const hostileBody = (schema: JsonSchema | undefined) => {
   const withUnknown = fc.tuple(known2, unknownKey, value).map(([base, k, v]) => ({ ...base, [k]: v }))
   // A known member of the wrong kind where only an object or list is taken (a word is never one).
   return schema?.additionalProperties === false ? fc.oneof(notObject, withUnknown) : notObject
+}
+
+const NASTY = ['', ' ', '\u0000', '\u0001\u001b[31m', 'ñandú', '𝕏💩👩‍👩‍👧', '\ud800', 'e\u0301', '\u202eabc', '\u200b\ufeff', "'; DROP TABLE dtes; --", '<x/>', 'x'.repeat(300)]
+
+/** Values for `schema`: mostly of its types (nasty text, huge and odd numbers), now and then any JSON at all. */
+function fromSchema(schema: JsonSchema | undefined, depth: number): fc.Arbitrary<unknown> {
+  const any = fc.jsonValue({ maxDepth: 2 })
+  if (!schema || depth < 0) return any
+  const own: Array<fc.Arbitrary<unknown>> = []
+  const types = [schema.type ?? []].flat()
+  const consts = (schema.anyOf ?? []).map((a) => (a as { const?: unknown }).const).filter((c) => c !== undefined)
+  if (consts.length > 0) own.push(fc.constantFrom(...consts))
+  for (const a of schema.anyOf ?? []) if ((a as { const?: unknown }).const === undefined) own.push(fromSchema(a, depth))
+  if (types.includes('string')) own.push(fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom(...NASTY)))
+  if (types.includes('integer') || types.includes('number'))
+    own.push(fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -1, 2 ** 53 + 2, -(2 ** 63), 1e308, 5e-324, 0.5)))
+  if (types.includes('boolean')) own.push(fc.boolean())
+  if (types.includes('null') || schema.nullable) own.push(fc.constant(null))
+  if (types.includes('array') || schema.items) own.push(fc.array(fromSchema(schema.items, depth - 1), { maxLength: 3 }))
+  if (types.includes('object') || schema.properties) {
+    const props = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, fromSchema(v, depth - 1)]))
+    own.push(fc.record(props, { requiredKeys: schema.required?.filter((k) => k in props) ?? [] }))
+  }
+  return own.length === 0 ? any : fc.oneof({ arbitrary: fc.oneof(...own), weight: 9 }, { arbitrary: any, weight: 1 })
 }
 
 describe('hostile input', () => {
@@ -138,7 +166,7 @@ describe('hostile input', () => {
           for (const d of json!.details) expect({ field: d.field, exists: pathExists(d.field, body, world.schemas[op.name]) }).toEqual({ field: d.field, exists: true })
         },
       ),
-      { seed: SEED, numRuns: 300 },
+      { seed: SEED, numRuns: 300 * RUNS },
     )
 
     // 2. Any string as a path id (DESIGN §12: a malformed id is 404 like an unknown one), every operation on an id.
@@ -149,7 +177,7 @@ describe('hostile input', () => {
         expect({ id, status: res.status, code: json?.code }).toEqual({ id, status: 404, code: 'NOT_FOUND' })
         expect(envelopeProblem(asRaw(res, text))).toBeNull()
       }),
-      { seed: SEED, numRuns: 150 },
+      { seed: SEED, numRuns: 150 * RUNS },
     )
 
     // 3. Any values for the query parameters of every list and search: 200, or 400 naming a parameter the operation takes.
@@ -165,10 +193,37 @@ describe('hostile input', () => {
           }
         },
       ),
-      { seed: SEED, numRuns: 150 },
+      { seed: SEED, numRuns: 150 * RUNS },
     )
 
     expect(diffStore(before, snapshotStore(dbPathOf(s.dataDir)))).toEqual([])
+  }, 120_000)
+
+  // After the checks that nothing changes: these bodies may be valid, and then they are stored.
+  test('property: bodies built from each schema, valid or not, are never a 5xx; refusals name real places', async () => {
+    // POST /webhooks resolves the host of a URL at registration: random names would wait on DNS, not on Timbre.
+    const writes = world.ops.filter((o) => o.hasBody && o.name !== `POST ${API}/webhooks`)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...writes).chain((op) => fc.tuple(fc.constant(op), fromSchema(world.schemas[op.name], 3))),
+        async ([op, body]) => {
+          const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => world.ids[op.path.split('/')[op.path.split('/').indexOf(`{${name}}`) - 1]!]!)
+          const res = await fetch(`${s.url}${path}`, {
+            method: op.method,
+            headers: { 'X-Api-Key': world.keys.writeA, 'Idempotency-Key': crypto.randomUUID(), 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          })
+          const text = await res.text()
+          expect({ op: op.name, status: res.status }).toEqual({ op: op.name, status: res.status < 500 ? res.status : -1 })
+          if (res.status < 400) return
+          expect(envelopeProblem(asRaw(res, text))).toBeNull()
+          for (const d of (JSON.parse(text) as { details: Array<{ field: string }> }).details)
+            expect({ field: d.field, exists: pathExists(d.field, body, world.schemas[op.name]) }).toEqual({ field: d.field, exists: true })
+        },
+      ),
+      { seed: SEED, numRuns: 300 * RUNS },
+    )
+    expect(s.logs.filter((l) => l.level === 'error')).toEqual([])
   }, 120_000)
 
   // Last, as it changes A's data: the watch over the store sees a write the API accepted, so its silence above means

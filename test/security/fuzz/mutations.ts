@@ -236,7 +236,7 @@ export function spoilBody(rng: Rng, world: FuzzWorld, op: Operation): Spoiled {
     case 6:
       return { text: deepJson(65 + rng.int(5000), rng), fault: 'body:too-deep', refuses: true }
     case 7: {
-      // Huge or odd numbers written as JSON text where the schema takes a number: whatever JSON.parse makes of them.
+      // Huge or odd numbers written as JSON text at any member: whatever JSON.parse makes of them (1e400 is Infinity).
       const { path } = somePath(rng, body)
       if (path.length === 0) return json('body:as-is', false)
       const marker = `__NUM_${rng.int(1e9)}__`
