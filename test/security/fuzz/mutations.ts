@@ -638,7 +638,9 @@ export function buildCase(world: FuzzWorld, seed: number, index: number): FuzzCa
     else {
       draft.faults.push('header:bad-idempotency-key')
       draft.reasons.add('idempotency')
-      if (rng.chance(0.5)) draft.headers.push(['Idempotency-Key', rng.pick(['no-uuid', '', '123', 'ZZZZZZZZ-0000-0000-0000-000000000000'])])
+      // Two lines of the header reach the server joined by a comma: two valid keys are no key.
+      if (rng.chance(0.3)) draft.headers.push(['Idempotency-Key', uuidOf(rng)], ['Idempotency-Key', uuidOf(rng)])
+      else if (rng.chance(0.7)) draft.headers.push(['Idempotency-Key', rng.pick(['no-uuid', '', '123', 'ZZZZZZZZ-0000-0000-0000-000000000000'])])
     }
   }
   extraHeaders(rng, draft)
