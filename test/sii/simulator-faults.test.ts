@@ -4,17 +4,8 @@ import { describe, expect, test } from 'bun:test'
 import { startSimulator } from '../../src/sii/simulator/server'
 import { testClock } from '../support/clock'
 import { field, SIM_START, soap } from './simulator-helpers'
+import { prng } from '../support/prng'
 
-/** mulberry32: a tiny seeded generator, so the sequence of draws is known in advance. */
-function seeded(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const FAULTS = { errorRate: 0.2, hangRate: 0.1, htmlRate: 0.2, hangMs: 300 }
 
@@ -27,8 +18,8 @@ function expected(draw: number): 'error' | 'hang' | 'html' | 'ok' {
 
 describe('faults', () => {
   test('each request gets the fault its draw says: 503, a late answer, an HTML page with 200, or the real answer', async () => {
-    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, random: seeded(42), faults: FAULTS })
-    const mirror = seeded(42)
+    const sim = await startSimulator({ clock: testClock({ at: SIM_START }).now, random: prng(42), faults: FAULTS })
+    const mirror = prng(42)
     const seen: string[] = []
     const wanted: string[] = []
     try {

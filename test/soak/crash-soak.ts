@@ -18,6 +18,7 @@ import { verifySignature } from '../../src/webhooks/signature'
 import { createCompanyWithKey, ensureBinary, provisionOverHttp, startServe, type ServeProcess } from '../support/binary'
 import { facturaSimple } from '../support/issuance'
 import { tempDir } from '../support/server'
+import { prng } from '../support/prng'
 
 const RUT = '76086428-5'
 const RAZON = 'Ferretería Ñandú Ltda.'
@@ -65,17 +66,6 @@ export interface SoakSummary {
   failures: string[]
 }
 
-/** mulberry32: small, seedable, good enough to pick kill moments and client counts reproducibly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Answer {
   readonly id: string

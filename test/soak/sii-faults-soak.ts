@@ -20,6 +20,7 @@ import { BINARY, createCompanyWithKey, ensureBinary, provisionOverHttp, startSer
 import { facturaSimple } from '../support/issuance'
 import { makeTestCaf } from '../support/pki'
 import { tempDir } from '../support/server'
+import { prng } from '../support/prng'
 
 const RUT = '76086428-5'
 const RAZON = 'Ferretería Ñandú Ltda.'
@@ -100,17 +101,6 @@ export interface SiiFaultsSummary {
   failures: string[]
 }
 
-/** mulberry32: small, seedable; picks receptors, types and the moments of token losses reproducibly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const zeroFaults = (): Record<FaultKind, number> => ({ ok: 0, '503': 0, hang: 0, html: 0 })
 

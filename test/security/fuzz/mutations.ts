@@ -7,6 +7,7 @@
 import fc from 'fast-check'
 import type { Operation } from '../route-table'
 import type { Piece } from './raw-http'
+import { prng } from '../../support/prng'
 
 /** What the generator needs to know about the running server and company A (test/security/company.ts). */
 export interface FuzzWorld {
@@ -52,18 +53,11 @@ export interface FuzzCase {
   readonly isHead: boolean
 }
 
-/** mulberry32 (as test/soak/crash-soak.ts): small and seedable. */
+/** The seeded stream a request is drawn from (test/support/prng.ts), with the helpers the generator uses. */
 export class Rng {
-  private a: number
+  readonly next: () => number
   constructor(seed: number) {
-    this.a = seed >>> 0
-  }
-  next(): number {
-    this.a = (this.a + 0x6d2b79f5) >>> 0
-    let t = this.a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    this.next = prng(seed)
   }
   int(max: number): number {
     return Math.floor(this.next() * max)
