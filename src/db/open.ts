@@ -1,7 +1,7 @@
 // One way to open the store, for `serve` and every admin command (STYLE §6): checks the data dir, sets the pragmas,
 // backs up before migrating, migrates, refuses a database written by a newer Timbre (DESIGN §1).
 import { Database } from 'bun:sqlite'
-import { accessSync, chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs'
+import { accessSync, chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, type Stats } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { OperatorError } from '../errors'
@@ -112,6 +112,28 @@ export function snapshotDatabase(sqlite: Database, target: string): void {
   sqlite.run('VACUUM INTO ?', [target])
 }
 
+/**
+ * Pre-migration copies kept in backups/: each is a whole database, made at every start that migrates, so without a
+ * bound an installation that upgrades through many releases fills its disk, and a full disk stops every issuance
+ * (503). The newest three cover a rollback through the last upgrades; `timbre backup` is the backup to keep.
+ */
+export const PRE_MIGRATION_COPIES_KEPT = 3
+const PRE_MIGRATION_COPY = /^timbre-.+-before-.+\.db$/
+
+/**
+ * Removes all but the newest `keep` pre-migration copies of backups/ (names carry their ISO timestamp, so they sort by
+ * age). Only files this code names that way are touched: what an operator put there (`backup --out`) is left alone.
+ */
+export function prunePreMigrationCopies(dataDir: string, log: Logger, keep = PRE_MIGRATION_COPIES_KEPT): string[] {
+  const dir = join(dataDir, BACKUPS_DIR)
+  if (!existsSync(dir)) return []
+  const copies = readdirSync(dir).filter((name) => PRE_MIGRATION_COPY.test(name) && lstatSync(join(dir, name)).isFile()).sort()
+  const removed = copies.slice(0, Math.max(0, copies.length - keep)).map((name) => join(dir, name))
+  for (const path of removed) rmSync(path, { force: true })
+  if (removed.length > 0) log.info('db.backup.pruned', { removed, kept: keep })
+  return removed
+}
+
 function backupBeforeMigrating(sqlite: Database, dataDir: string, status: SchemaStatus, log: Logger): string {
   const dir = join(dataDir, BACKUPS_DIR)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -139,6 +161,8 @@ function migrate(sqlite: Database, db: Db, dataDir: string, migrations: readonly
   }
   const after = schemaStatus(sqlite, migrations)
   log.info('db.migrated', { from: before.databaseVersion, to: after.databaseVersion, applied: before.pending })
+  // Only after a migration that worked: a failed one keeps every copy, the newest being the one to go back to.
+  prunePreMigrationCopies(dataDir, log)
   return after
 }
 

@@ -78,6 +78,36 @@ describe('openDatabase', () => {
     expect(() => openDatabase(dir)).toThrow(StoreError)
   })
 
+  test('after a migration that worked, only the newest 3 pre-migration copies stay; what else is in backups/ stays too', () => {
+    const dir = tempDir()
+    openDatabase(dir).close()
+    const backups = join(dir, 'backups')
+    mkdirSync(backups, { mode: 0o700 })
+    // Four copies left by earlier upgrades, oldest first by their timestamp, and an operator's own backup.
+    const earlier = ['2025-01-02T10-00-00-000Z', '2025-06-30T10-00-00-000Z', '2026-01-15T10-00-00-000Z', '2026-03-01T10-00-00-000Z'].map((t) => `timbre-${t}-before-0009_x.db`)
+    for (const name of [...earlier, 'mine.tar.gz']) writeFileSync(join(backups, name), 'x')
+    const logs: Array<[string, unknown]> = []
+    const next = [...MIGRATIONS, { tag: '9999_test_next', when: MIGRATIONS.at(-1)!.when + 1, breakpoints: true, sql: 'CREATE TABLE next_thing (id text PRIMARY KEY);' }]
+    openDatabase(dir, { migrations: next, log: { debug() {}, info: (e, f) => logs.push([e, f]), warn() {}, error() {} } }).close()
+    const left = readdirSync(backups).sort()
+    const made = left.find((n) => n.endsWith('-before-9999_test_next.db'))
+    expect(made).toBeDefined()
+    expect(left).toEqual([earlier[2]!, earlier[3]!, 'mine.tar.gz', made!].sort())
+    expect(logs.find(([e]) => e === 'db.backup.pruned')?.[1]).toEqual({ removed: [join(backups, earlier[0]!), join(backups, earlier[1]!)], kept: 3 })
+  })
+
+  test('a migration that fails removes no pre-migration copy', () => {
+    const dir = tempDir()
+    openDatabase(dir).close()
+    const backups = join(dir, 'backups')
+    mkdirSync(backups, { mode: 0o700 })
+    const earlier = ['2025-01-02T10-00-00-000Z', '2025-06-30T10-00-00-000Z', '2026-01-15T10-00-00-000Z'].map((t) => `timbre-${t}-before-0009_x.db`)
+    for (const name of earlier) writeFileSync(join(backups, name), 'x')
+    const broken = [...MIGRATIONS, { tag: '9999_broken', when: MIGRATIONS.at(-1)!.when + 1, breakpoints: true, sql: 'CREATE TABLE empresas (id text);' }]
+    expect(() => openDatabase(dir, { migrations: broken })).toThrow()
+    expect(readdirSync(backups)).toHaveLength(4)
+  })
+
   test('schemaStatus sees an unknown migration hash as newer', () => {
     const dir = tempDir()
     const store = openDatabase(dir)
