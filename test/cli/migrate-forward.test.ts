@@ -15,6 +15,7 @@ let fx: DataDirFixture
 let serve: ServeProcess
 let binarySchema: { schema: string; migrations: number }
 let countsBefore: Record<string, number>
+let versionBefore: { data_dir?: Record<string, unknown> }
 
 const get = (path: string, key = fx.readKey) => fetch(`${serve.url}/api/v1/billing${path}`, { headers: { 'X-Api-Key': key } })
 const getJson = async (path: string, key = fx.readKey): Promise<any> => {
@@ -28,6 +29,7 @@ beforeAll(async () => {
   binarySchema = runBinary(['version']).json()
   fx = copyDataDirFixture()
   countsBefore = rowCounts(join(fx.dir, 'timbre.db'))
+  versionBefore = runBinary(['version', '--data-dir', fx.dir]).json()
   serve = await startServe(['--data-dir', fx.dir, '--sii', 'simulado', '--rate-limit', '0', ...QUIET_JOBS])
 }, 60_000)
 afterAll(async () => {
@@ -39,6 +41,17 @@ describe('the first start of the current binary on a 0010 data dir', () => {
     expect(fx.expected.made_by.version.schema).toBe('0010_dte_list_counts')
     expect(binarySchema.schema).not.toBe('0010_dte_list_counts')
     expect(binarySchema.migrations).toBeGreaterThan(fx.expected.made_by.version.migrations)
+  })
+
+  test('timbre version --data-dir told beforehand what the start would do, and changed nothing (the start still migrated)', () => {
+    expect(versionBefore.data_dir).toEqual({
+      path: fx.dir,
+      schema: '0010_dte_list_counts',
+      pending_migrations: binarySchema.migrations - fx.expected.made_by.version.migrations,
+      is_newer: false,
+    })
+    expect(serve.lines.some((l) => l.event === 'db.migrated')).toBe(true)
+    expect(runBinary(['version', '--data-dir', fx.dir]).json().data_dir).toMatchObject({ schema: binarySchema.schema, pending_migrations: 0, is_newer: false })
   })
 
   test('logs the automatic backup, then the migration to the schema `timbre version` names', () => {
