@@ -127,6 +127,11 @@ const dueStatements = preparedStatements((db) => ({
   dueOfEmpresa: dueOfEmpresaQuery(db).prepare(),
 }))
 
+/** One company's oldest due deliveries of live webhooks, at most `limit`: its next window, a seek (deliveries_due_empresa). */
+export function findDueDeliveriesOf(db: Db, empresaId: string, nowIso: string, limit: number): DueDelivery[] {
+  return dueStatements(db).dueOfEmpresa.all({ empresaId, now: nowIso, limit }) as DueDelivery[]
+}
+
 /**
  * Due deliveries of live webhooks, at most `perEmpresa` of each company (its oldest first), companies in the order of
  * their oldest due delivery, and `limit` in all: a company with thousands due cannot fill a pass and leave another's
@@ -136,7 +141,7 @@ export function findDueDeliveries(db: Db, nowIso: string, perEmpresa: number, li
   const q = dueStatements(db)
   const lanes = q.empresasWithWebhooks
     .all()
-    .map(({ empresa_id }) => q.dueOfEmpresa.all({ empresaId: empresa_id, now: nowIso, limit: perEmpresa }) as DueDelivery[])
+    .map(({ empresa_id }) => findDueDeliveriesOf(db, empresa_id, nowIso, perEmpresa))
     .filter((lane) => lane.length > 0)
   const key = (lane: DueDelivery[]) => `${lane[0]!.delivery.next_attempt_at}\u0000${lane[0]!.delivery.id}`
   lanes.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))

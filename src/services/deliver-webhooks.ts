@@ -2,7 +2,7 @@
 // company's slow receiver (10 s at most an attempt) never holds another company's deliveries back. Outcomes follow the
 // retry schedule; then failed.
 import { isoTimestamp } from '../clock'
-import { claimDelivery, findDueDeliveries, recordAttempt, type DueDelivery } from '../db/webhook-store'
+import { claimDelivery, findDueDeliveries, findDueDeliveriesOf, recordAttempt, type DueDelivery } from '../db/webhook-store'
 import type { Store } from '../db/open'
 import { nextRetryDelayMs } from '../domain/events'
 import { webhookPolicy } from '../domain/webhooks'
@@ -125,18 +125,25 @@ function lanesOf(due: readonly DueDelivery[], f: InFlight): Map<string, DueDeliv
 
 /**
  * One round: each company in turn takes at most one delivery, the first of its queue whose webhook has room, and
- * starts it (unless another pass claimed it meanwhile). Returns how many were taken; emptied queues leave the map.
+ * starts it (unless another pass claimed it meanwhile). A queue it empties is refilled with that company's next window
+ * at once, at the back of the round: so no company waits for another's queue to drain (a receiver that hangs keeps
+ * its company's queue full for the whole period). Returns how many were taken; a company with nothing more due leaves
+ * the map.
  */
 function round(deps: DeliverDeps, f: InFlight, lanes: Map<string, DueDelivery[]>, started: Promise<void>[]): number {
   let taken = 0
-  for (const [empresaId, lane] of lanes) {
+  for (const [empresaId, lane] of [...lanes]) {
     const i = lane.findIndex((item) => hasRoom(f, item.delivery))
     if (i < 0) continue
     const [item] = lane.splice(i, 1)
     taken++
     const running = start(deps, f, item!)
     if (running) started.push(running)
-    if (lane.length === 0) lanes.delete(empresaId)
+    if (lane.length > 0) continue
+    lanes.delete(empresaId)
+    // Claimed and attempted rows are leased or rescheduled, never due again at once, so refilling ends when none is due.
+    const next = lanesOf(findDueDeliveriesOf(deps.store.db, empresaId, isoTimestamp(deps.clock.now()), PER_EMPRESA_PER_PASS), f).get(empresaId)
+    if (next) lanes.set(empresaId, next)
   }
   return taken
 }
@@ -169,9 +176,9 @@ function readLanes(deps: DeliverDeps, f: InFlight): Map<string, DueDelivery[]> {
  * One pass. It starts the due deliveries company by company as places free up, and returns once all of them have
  * ended, or after `waitMs` (the job's period): then it starts nothing more and leaves the attempts still running to
  * end on their own, their places taken until they do. So a receiver that hangs for its full 10 s delays neither the
- * other companies' attempts of this pass nor the next pass. A window read and started before the period ends is
- * followed by the next one: a company's deliveries are not capped at one window a period, so a backlog drains as fast
- * as its receivers answer. Returns how many attempts the pass started.
+ * other companies' attempts of this pass nor the next pass. A company's window started before the period ends is
+ * followed by its next one (round): no company is capped at one window a period, whatever the others' receivers do,
+ * so a backlog drains as fast as its receivers answer. Returns how many attempts the pass started.
  */
 export async function deliverDue(deps: DeliverDeps, opts: { readonly waitMs?: number } = {}): Promise<number> {
   const f = inFlightOf(deps.store)
@@ -183,7 +190,7 @@ export async function deliverDue(deps: DeliverDeps, opts: { readonly waitMs?: nu
     const freed = placeFreed(f)
     if (round(deps, f, lanes, started) === 0) await until(freed.promise, deadline)
     freed.cancel()
-    // Claimed and attempted rows are leased or rescheduled, never due again at once, so this ends when nothing is due.
+    // Companies whose deliveries fell due during the pass, once every queue is drained (they wait at most a period).
     if (lanes.size === 0 && performance.now() < deadline) lanes = readLanes(deps, f)
   }
   await until(Promise.all(started), deadline)

@@ -125,4 +125,28 @@ describe('deliveries served per company in turn', () => {
       await fast.stop()
     }
   }, 60_000)
+
+  test("a company's receiver that hangs does not cap another company at one window: B's 130 all go in the pass", async () => {
+    const a = await s.tenant(testRut())
+    const b = await s.tenant(testRut())
+    const hanging = startReceiver()
+    hanging.script(...Array<number>(10).fill(15_000))
+    const fast = startReceiver()
+    try {
+      const hookA = await register(a, hanging.url)
+      for (let i = 0; i < 10; i++) await ping(a, hookA.json.id)
+      const hookB = await register(b, fast.url)
+      for (let i = 0; i < 130; i++) await ping(b, hookB.json.id)
+      // A's queue keeps items for the whole pass (2 in flight to its webhook, each hanging 15 s).
+      const pass = Promise.resolve(webhookDeliverJob(20_000).runOnce(s.server.deps))
+      await until("B's 130 deliveries", () => fast.received.length >= 130, 15_000)
+      // A's receiver hangs up: its remaining attempts fail at once and the pass ends.
+      await hanging.stop()
+      await pass
+      expect(fast.received).toHaveLength(130)
+    } finally {
+      await hanging.stop()
+      await fast.stop()
+    }
+  }, 60_000)
 })
