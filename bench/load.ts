@@ -118,11 +118,13 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
       const startedAt = performance.now()
       const progress = setInterval(() => {
         const now = performance.now()
+        const mb = rssMb(pid)
+        peak = Math.max(peak, mb)
         const rate = (answered - lastAnswered) / ((now - lastAt) / 1000)
         lastAnswered = answered
         lastAt = now
         log(
-          `  ${String(answered).padStart(7)} / ${opt.requests} answered, ${f0(rate)} req/s, ${f0((now - startedAt) / 1000)} s; RSS ${f0(rssMb(pid))} MB (peak ${f0(peak)}); ` +
+          `  ${String(answered).padStart(7)} / ${opt.requests} answered, ${f0(rate)} req/s, ${f0((now - startedAt) / 1000)} s; RSS ${f0(mb)} MB (peak ${f0(peak)}); ` +
             `load average ${f2(loadavg()[0]!)}, CPU pressure ${cpuPressure60s() ?? '?'} %`,
         )
       }, 5000)
