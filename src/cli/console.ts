@@ -4,6 +4,7 @@ import { consoleLinkUrl } from '../console/page'
 import { createAdminLink, CONSOLE_LINK_TTL_MS } from '../services/console-sessions'
 import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, UsageError, type Command } from './command'
+import { serveOrigin } from './serve-origin'
 
 /** Where serve listens as the same environment would start it; --url when a proxy or another host stands in front. */
 function baseUrl(flag: string | undefined): string {
@@ -11,9 +12,7 @@ function baseUrl(flag: string | undefined): string {
     if (!/^https?:\/\/[^/\s]+\/?$/.test(flag)) throw new UsageError(`--url: se espera http(s)://host[:puerto], se recibió "${flag}"`)
     return flag.replace(/\/$/, '')
   }
-  const host = process.env.TIMBRE_HOST ?? '127.0.0.1'
-  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
-  return `${process.env.TIMBRE_TLS_CERT ? 'https' : 'http'}://${shown}:${process.env.TIMBRE_PORT ?? '8080'}`
+  return serveOrigin().origin
 }
 
 export const consoleLink: Command = {

@@ -1,10 +1,11 @@
 // `timbre health` (docs/decisions/operations.md "Health probe"): the probe the Docker image's HEALTHCHECK runs, against
 // the compiled binary's serve; and the Dockerfile's runtime stage, read as data, probes the server it starts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BINARY, ensureBinary, ROOT, runBinary, startServe, type ServeProcess } from '../support/binary'
 import { tempDir } from '../support/server'
+import { serverIdentity } from '../support/webhook-tls'
 
 let serve: ServeProcess
 let port: string
@@ -29,7 +30,7 @@ describe('timbre health', () => {
   test('answers 0 with the server\'s /health, and /ready with --ready', () => {
     const alive = runBinary(['health', '--port', port])
     expect(alive.code).toBe(0)
-    expect(alive.json()).toMatchObject({ status: 'ok', url: `http://127.0.0.1:${port}/health` })
+    expect(alive.json()).toMatchObject({ status: 'ok', http_status: 200, url: `http://127.0.0.1:${port}/health` })
     const ready = runBinary(['health', '--ready', '--url', serve.url])
     expect(ready.code).toBe(0)
     expect(ready.json()).toMatchObject({ status: 'ready', checks: { database: 'ok', migrations: 'ok', jobs: 'ok' } })
@@ -39,6 +40,26 @@ describe('timbre health', () => {
     const r = runBinary(['health'], { TIMBRE_HOST: '0.0.0.0', TIMBRE_PORT: port })
     expect(r.code).toBe(0)
     expect(r.json().url).toBe(`http://127.0.0.1:${port}/health`)
+  })
+
+  test('a serve with TLS (TIMBRE_TLS_CERT) is probed over https on loopback, its certificate for another name accepted', async () => {
+    const dir = tempDir('timbre-health-tls-')
+    const identity = serverIdentity(['timbre.example'])
+    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')]
+    writeFileSync(cert, identity.certPem)
+    writeFileSync(key, identity.keyPem)
+    const tls = await startServe(['--data-dir', join(dir, 'data'), '--sii', 'simulado', '--tls-cert', cert, '--tls-key', key])
+    try {
+      const tlsPort = new URL(tls.url).port
+      const p = Bun.spawn([BINARY, 'health', '--ready'], { env: { PATH: process.env.PATH ?? '', TIMBRE_TLS_CERT: cert, TIMBRE_PORT: tlsPort }, stdout: 'pipe', stderr: 'pipe' })
+      expect(await p.exited).toBe(0)
+      expect(JSON.parse(await new Response(p.stdout).text())).toMatchObject({ url: `https://127.0.0.1:${tlsPort}/ready`, status: 'ready' })
+      // Given as --url, the same origin is checked like any client's: the test CA is not trusted, so it fails.
+      const strict = runBinary(['health', '--url', `https://127.0.0.1:${tlsPort}`])
+      expect(strict.code).toBe(1)
+    } finally {
+      await tls.terminate()
+    }
   })
 
   test('no server on the port: exit 1 and one JSON line on stderr naming the address', async () => {
