@@ -2,6 +2,7 @@
 // content types, one log line per request, and a graceful stop (DESIGN §12).
 import type { Server } from 'bun'
 import { TimbreError } from '../errors'
+import type { Logger } from '../log'
 import type { Deps } from '../services/deps'
 import { API_PREFIX, createHttpApp } from './app'
 import { createAuthGate } from './auth'
@@ -106,13 +107,15 @@ const TOO_DEEP = new TimbreError('VALIDATION_ERROR', {
  * Reads a body the app will parse, within the size limit, and refuses JSON nested past MAX_JSON_DEPTH before any
  * parser sees it (issue 12 item 6); the app then gets a request over the bytes read.
  */
-async function bufferBody(request: Request, info: RequestInfo): Promise<Request | TimbreError> {
+async function bufferBody(request: Request, info: RequestInfo, log: Logger): Promise<Request | TimbreError> {
   let body: Uint8Array<ArrayBuffer> | null
   try {
     body = await readBodyWithin(request, MAX_BODY_BYTES)
-  } catch {
+  } catch (err) {
     // The client closed the connection inside its body, or broke its chunked framing: a bad body, not a bug, and
-    // nobody is left to read the answer (issue 18, hostile input: was an error line and a 500 per such client).
+    // nobody is left to read the answer (issue 18, hostile input: was an error line and a 500 per such client). What
+    // the stream threw is kept at debug, so a cause that is not the client's can still be found.
+    log.debug('http.body_unreadable', { request_id: info.id, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) })
     return INCOMPLETE_BODY
   }
   if (body === null) return new TimbreError('PAYLOAD_TOO_LARGE')
@@ -207,7 +210,7 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
     const handle = door ? (r: Request) => door.handle(r, info.clientIp) : (r: Request) => app.handle(r)
     if (door) info.route = door.prefix
     if (!BODY_METHODS.has(request.method) || !hasBody(request)) return handle(request)
-    const buffered = await bufferBody(request, info)
+    const buffered = await bufferBody(request, info, deps.log)
     return buffered instanceof TimbreError ? refusedBody(buffered, info) : handle(buffered)
   }
 
