@@ -588,12 +588,14 @@ export function checkStored(dataDir: string, created: MixResult['created']): Sto
       const got = dtes.get(d.id)
       if (!got || got.empresa_id !== d.empresaId || got.tipo_dte !== d.tipo || got.folio !== d.folio) out.lost.push(`DTE ${d.id} (${d.tipo} folio ${d.folio})`)
     }
-    out.extra += dtes.size - new Set(created.dtes.map((d) => d.id)).size
+    const answered = new Set(created.dtes.map((d) => d.id))
+    for (const id of dtes.keys()) if (!answered.has(id)) out.extra++
     out.duplicateFolios = (db.query('SELECT count(*) AS n FROM (SELECT 1 FROM dtes GROUP BY empresa_id, tipo_dte, folio HAVING count(*) > 1)').get() as { n: number }).n
     for (const [table, rows] of [['clientes', created.clientes], ['productos', created.productos]] as const) {
       const stored = new Map((db.query(`SELECT id, empresa_id FROM ${table} WHERE deleted_at IS NULL`).all() as Array<{ id: string; empresa_id: string }>).map((r) => [r.id, r.empresa_id]))
       for (const r of rows) if (stored.get(r.id) !== r.empresaId) out.lost.push(`${table} ${r.id}`)
-      out.extra += stored.size - rows.length
+      const ids = new Set(rows.map((r) => r.id))
+      for (const id of stored.keys()) if (!ids.has(id)) out.extra++
     }
     for (const r of db.query('SELECT estado, count(*) AS n FROM dtes GROUP BY estado').all() as Array<{ estado: string; n: number }>) out.estados[r.estado] = r.n
     return out
