@@ -36,8 +36,9 @@ beforeAll(async () => {
   const b = await s.tenant(testRut(), 'Empresa B SpA')
   rx = startReceiver()
   ;({ world, A } = await buildWorld({ server: s, a, writeKeyB: b.writeKey, receiverUrl: rx.url, api: API }))
-  // The provisioning's webhook test delivery goes out at once: let it land before anything is snapshotted.
-  await Bun.sleep(1000)
+  // Nothing changes the store behind the fuzzer's back: the delivery job runs hourly (FUZZ_SERVER_FLAGS; its first run
+  // an hour after start), so the provisioning's ping and dte.created stay pending, unsent.
+  expect(rx.received).toHaveLength(0)
   console.log(`fuzz.test.ts: seed ${SEED} (repeat with FUZZ_SEED=${SEED})`)
 }, 60_000)
 afterAll(async () => {
@@ -63,7 +64,7 @@ function inSchema(field: string, schema: JsonSchema | undefined): boolean {
 
 /** Whether a detail's field exists in the body sent or in the schema; `body` and the headers name themselves. */
 const pathExists = (field: string, body: unknown, schema: JsonSchema | undefined) =>
-  ['body', '(body)', 'Idempotency-Key'].includes(field) || inBody(field, body) || inSchema(field, schema)
+  ['body', 'Idempotency-Key'].includes(field) || inBody(field, body) || inSchema(field, schema)
 
 const asRaw = (res: Response, text: string): RawAnswer => ({
   status: res.status,
