@@ -6,7 +6,7 @@
 import { isoTimestamp } from '../clock'
 import { claimDue, updateDteIf, type NewDte } from '../db/dte-store'
 import type { DteRow } from '../db/schema'
-import { afterDocumentStatus, afterEnvioStatus, ESTADOS_EN_EL_SII, isFinal, isRepeatedEnvio, nextAttemptAt, type EstadoFinal, type SiiTiming, type Transicion } from '../domain/estados'
+import { afterDocumentStatus, afterEnvioStatus, ESTADOS_EN_EL_SII, isFinal, nextAttemptAt, type EstadoFinal, type SiiTiming, type Transicion } from '../domain/estados'
 import {
   glosaDeMotivos, isReparo, uniqueMotivos,
   type DteStatusOutcome, type EnvioDocumento, type EnvioOutcome, type MotivoSii, type SiiChannel,
@@ -142,13 +142,15 @@ async function trackByEnvelope(deps: TrackDeps, dte: DteRow, company: SiiCompany
         answers: [envioAnswer(canal, trackId, envio, [])],
       }
     case 'rejected': {
-      if (isRepeatedEnvio(envio)) return trackRepeated(deps, dte, company, creds, now, envio)
-      // The whole envelope refused (RSC, RCT, RFR, …): its reasons, or this document's line of the REST detail.
       const line = lineOf(envio.detalle, dte)
+      const next = afterEnvioStatus(envio, line)
+      // RPT: the domain keeps the DTE procesando (not a refusal of it); the document's own status decides from now on.
+      if (next.estado === 'procesando') return trackRepeated(deps, dte, company, creds, now, envio)
+      // The whole envelope refused (RSC, RCT, RFR, …): its reasons, or this document's line of the REST detail.
       const motivos = line !== undefined && line.motivos.length > 0 ? line.motivos : envio.motivos
       return {
         patch: {
-          estado: afterEnvioStatus(envio, line).estado, estado_envio: envio.estado, glosa_sii: glosaDeMotivos(motivos) ?? envio.glosa,
+          estado: next.estado, estado_envio: envio.estado, glosa_sii: glosaDeMotivos(motivos) ?? envio.glosa,
           sii_status: { ...statusFromEnvelope(envio, trackId, line, motivos, at) }, next_attempt_at: null, updated_at: at,
         },
         answers: [envioAnswer(canal, trackId, envio, motivos)],
