@@ -4,6 +4,7 @@
 // lines, then a summary table (what | measured | target | ok?) with the signature floor measured in the same run, and
 // writes bench/results/load-last.json. bench/README.md, "Load", says what each target is and why.
 //   bun bench/load.ts [--requests 100000] [--clients 64] [--companies 4] [--seed N] [--no-build] [--floor-seconds 3] [--keep]
+//                     [--sii-apart]   (the SII simulator in its own process, its CPU and RSS apart from the server's)
 // bench/run.ts runs it as its `load` row (`--only load`), on its own floor.
 import { $ } from 'bun'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -13,7 +14,7 @@ import { checkStored, createLoadCompanies, equipLoadCompanies, foliosFor, runMix
 import { opensslFloor, threadedSigningRates } from './floor'
 import { cpuSeconds, stopServer, threadCpuSeconds } from './issuance'
 import { cpuPressure60s, describeMachine, fsyncLatency } from './machine'
-import { ROOT, rssMb, startServer, summarize, tempDir } from './support'
+import { BINARY, ROOT, rssMb, startServer, summarize, tempDir } from './support'
 
 export type Verdict = { what: string; measured: string; target: string; ok: boolean | null }
 
@@ -23,6 +24,11 @@ export type LoadOptions = {
   companies: number
   seed: number
   keep: boolean
+  /**
+   * The SII simulator in its own process (`timbre sii-simulator`, the server on `--sii http://…`) instead of inside the
+   * server (`--sii simulado`): its CPU and RSS are then printed apart from the server's.
+   */
+  siiApart?: boolean
   /** The floor the rows are read against, DTE/s (bench/floor.ts, measured by the caller in the same run). */
   floorDtePerSecond: number
   log?: (line: string) => void
@@ -81,7 +87,8 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
     // The server's own time per request (its log: from the handler's first line to the answer), by route: what the
     // client saw beyond it waited in the event loop, the kernel or for a core.
     const handlerMs = new Map<string, number[]>()
-    const server = await startServer(dataDir, [], (chunk) => {
+    const simulator = opt.siiApart ? await startSimulator(join(dataDir, 'sii')) : null
+    const server = await startServer(dataDir, simulator ? ['--sii', simulator.url] : [], (chunk) => {
       pending += chunk
       const lines = pending.split('\n')
       pending = lines.pop()!
@@ -144,6 +151,9 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
         }
       })()
 
+      const sim0 = simulator ? cpuSeconds(simulator.proc.pid) : 0
+      let simPeak = simulator ? rssMb(simulator.proc.pid) : 0
+      const simSampler = simulator ? setInterval(() => (simPeak = Math.max(simPeak, rssMb(simulator.proc.pid))), 500) : null
       const cpu0 = cpuSeconds(pid)
       const threads0 = threadCpuSeconds(pid)
       const own0 = process.cpuUsage()
@@ -155,6 +165,8 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
       samples.push([answered, rssMb(pid)])
       const seconds = mix.seconds
       const own = process.cpuUsage(own0)
+      if (simSampler) clearInterval(simSampler)
+      const simulatorCores = simulator ? (cpuSeconds(simulator.proc.pid) - sim0) / mix.seconds : null
       const t = threadCpuSeconds(pid)
       const cpu = {
         serverCores: (cpuSeconds(pid) - cpu0) / seconds,
@@ -199,6 +211,7 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
           `(${f1((dtePerSecond / opt.floorDtePerSecond) * 100)} % of the floor, ${f0(opt.floorDtePerSecond)} DTE/s)`,
       )
       log(`CPU: server ${f2(cpu.serverCores)} cores (main thread ${f2(cpu.main)}, Workers ${f2(cpu.workers)}, JIT/GC/other ${f2(cpu.other)}), load generator ${f2(cpu.generatorCores)} cores`)
+      if (simulatorCores !== null) log(`SII simulator in its own process: ${f2(simulatorCores)} cores, RSS peak ${f0(simPeak)} MB (not in the server's figures)`)
       const handler: Record<string, unknown> = {}
       log(`\nin the server (its log: handler's first line to the answer), by route:`)
       for (const [route, ms] of [...handlerMs].sort((a, b) => b[1].length - a[1].length).slice(0, 12)) {
@@ -240,7 +253,7 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
       summary.push({ what: 'server RSS under the mixed load (peak)', measured: `${f0(peak)} MB (at rest ${f0(atRest)})`, target: `≤ ${RSS_PEAK_TARGET_MB} MB`, ok: peak <= RSS_PEAK_TARGET_MB })
       summary.push({ what: 'server RSS flat (median, last quarter vs second)', measured: `${growth >= 0 ? '+' : '−'}${f1(Math.abs(growth))} MB (${f1(second)} → ${f1(last)})`, target: `≤ ${RSS_GROWTH_TARGET_MB} MB growth`, ok: growth <= RSS_GROWTH_TARGET_MB })
       Object.assign(results, {
-        handlerMs: handler, seconds, requestsPerSecond: perSecond, dtePerSecond, shareOfFloor: dtePerSecond / opt.floorDtePerSecond, cpu, kinds, invalidStatuses,
+        simulator: simulator ? { cores: simulatorCores, rssPeakMb: simPeak } : null, handlerMs: handler, seconds, requestsPerSecond: perSecond, dtePerSecond, shareOfFloor: dtePerSecond / opt.floorDtePerSecond, cpu, kinds, invalidStatuses,
         serverErrors: mix.serverErrors, violations: mix.violations, examples: mix.examples, noAnswer: mix.noAnswer,
         errorLogLines: errorCount, errorLogExamples: errorLines, stored: { ...stored, lost: stored.lost.slice(0, 50) },
         created: { dtes: mix.created.dtes.length, clientes: mix.created.clientes.length, productos: mix.created.productos.length },
@@ -249,12 +262,33 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
       })
     } finally {
       await stopServer(server)
+      if (simulator) await stopServer(simulator)
     }
   } finally {
     if (!opt.keep) rmSync(dataDir, { recursive: true, force: true })
     else log(`kept: ${dataDir}`)
   }
   return { summary, results }
+}
+
+/** `timbre sii-simulator` on a free port, its state in `dir`; resolves once it prints its address. */
+async function startSimulator(dir: string): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
+  mkdirSync(dir, { recursive: true })
+  const proc = Bun.spawn([BINARY, 'sii-simulator', '--port', '0', '--data-dir', dir], { stdout: 'pipe', stderr: 'inherit' })
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  let buffer = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`sii-simulator exited before starting: ${buffer}`)
+    buffer += Buffer.from(value).toString()
+    const m = /(https?:\/\/[^\s"]+:\d+)/.exec(buffer)
+    if (m) {
+      void (async () => {
+        for (;;) if ((await reader.read()).done) return
+      })()
+      return { url: m[1]!, proc }
+    }
+  }
 }
 
 if (import.meta.main) {
@@ -287,6 +321,7 @@ if (import.meta.main) {
     requests: flag('--requests', 100_000),
     clients: flag('--clients', 64),
     companies: flag('--companies', 4),
+    siiApart: args.includes('--sii-apart'),
     seed,
     keep: args.includes('--keep'),
     floorDtePerSecond: floor,
