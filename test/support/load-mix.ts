@@ -14,6 +14,7 @@ import type { EmitirDte, TipoDte } from '../../src/domain/emision'
 import { computeDv } from '../../src/domain/rut'
 import { runBinary } from './binary'
 import { exportPfx, makeCertificate, makeTestCaf } from './pki'
+import { prng } from './prng'
 
 const API = '/api/v1/billing'
 
@@ -58,18 +59,6 @@ export const MIX_WEIGHTS = {
 } as const
 export type MixKind = keyof typeof MIX_WEIGHTS
 export const MIX_KINDS = Object.keys(MIX_WEIGHTS) as MixKind[]
-
-/** mulberry32: small and seedable, so a run's mix can be drawn again from its printed seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const rutOf = (body: number) => `${body}-${computeDv(String(body))}`
 
