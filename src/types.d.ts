@@ -27,3 +27,12 @@ declare module '*.js' {
   const text: string
   export default text
 }
+declare module 'xmllint-wasm/xmllint.wasm' {
+  const path: string
+  export default path
+}
+/** xmllint-wasm's Emscripten module factory (its worker script also exports it; xml/xsd-worker.ts types the options). */
+declare module 'xmllint-wasm/xmllint-node.js' {
+  const factory: (options: object) => Promise<unknown>
+  export default factory
+}

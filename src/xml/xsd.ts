@@ -3,11 +3,10 @@
 // and the exchange answers (RespuestaDTE, EnvioRecibos) and the SII's result mail (RespSII) of DESIGN §13.
 // The SII's XSDs in ./schemas/ are byte-exact copies of the files the SII publishes, the same bytes as
 // test/fixtures/sii/schemas/ (a test compares them), embedded in the binary as files: a `type: 'text'` import would
-// decode their ISO-8859-1 bytes as UTF-8, so they are read back as bytes instead. xmllint-wasm compiles the schema on
-// every call (one worker per call, ~140 ms, docs/stack-notes.md) and offers no way to keep a compiled schema: only the
-// file bytes are loaded once and reused. xmllint-wasm itself is loaded at the first validation, not at start (issue 17:
-// the main thread's memory at rest).
-import type { XMLFileInfo } from 'xmllint-wasm'
+// decode their ISO-8859-1 bytes as UTF-8, so they are read back as bytes instead. xmllint runs on a thread of its own
+// (xml/xsd-worker.ts), started at the first validation and kept, with its WebAssembly compiled once: the library's
+// validateXML started a thread and compiled the WebAssembly for every document (~140 ms each, docs/stack-notes.md).
+// Each document still compiles its schema: libxml2's command line offers no way to keep one.
 import dteXsd from './schemas/DTE_v10.xsd' with { type: 'file' }
 import envioBoletaXsd from './schemas/EnvioBOLETA_v11.xsd' with { type: 'file' }
 import envioDteXsd from './schemas/EnvioDTE_v10.xsd' with { type: 'file' }
@@ -17,6 +16,8 @@ import respSiiXsd from './schemas/RespSII_v10.xsd' with { type: 'file' }
 import respuestaEnvioDteXsd from './schemas/RespuestaEnvioDTE_v10.xsd' with { type: 'file' }
 import siiTypesXsd from './schemas/SiiTypes_v10.xsd' with { type: 'file' }
 import xmldsigXsd from './schemas/xmldsignature_v10.xsd' with { type: 'file' }
+import { workerEntry } from '../worker-entry'
+import type { XsdJob, XsdOutcome } from './xsd-worker'
 
 /** The two envelopes that carry DTEs (docs/sii-protocol.md §5). */
 export type EnvelopeRoot = 'EnvioDTE' | 'EnvioBOLETA'
@@ -73,28 +74,81 @@ export interface SchemaResult {
   readonly errors: readonly string[]
 }
 
+/** 2000 DTEs make an envelope of ~10 MB; 32 MiB (the library's default ceiling) is too low for the tree plus the schema. */
+const MAX_MEMORY_PAGES = 1024 * 16
+
+/** Bun's Worker: ref'd keeps the process alive (and delivers promptly), unref'd lets it exit (docs/stack-notes.md). */
+type RefWorker = Worker & { ref(): void; unref(): void }
+
+interface Validator {
+  readonly worker: RefWorker
+  readonly pending: Map<number, (outcome: XsdOutcome) => void>
+}
+
+let validator: Validator | null = null
+let nextJobId = 0
+
+/** The validator's thread, started at the first call; one that died is replaced, its pending documents failed. */
+function validatorThread(): Validator {
+  if (validator !== null) return validator
+  const worker = new Worker(workerEntry('xml/xsd-worker')) as RefWorker
+  // Ref'd only while a document is in it: idle, it must not keep a finished command (a test, the CLI) from exiting, and
+  // an unref'd worker's answers come late.
+  worker.unref()
+  const current: Validator = { worker, pending: new Map() }
+  worker.onmessage = (event: MessageEvent<XsdOutcome>) => {
+    const settle = current.pending.get(event.data.id)
+    current.pending.delete(event.data.id)
+    if (current.pending.size === 0) worker.unref()
+    settle?.(event.data)
+  }
+  const fail = (reason: string) => {
+    if (validator === current) validator = null
+    for (const [id, settle] of current.pending) settle({ id, exitCode: -1, stderr: `xmllint: ${reason}` })
+    current.pending.clear()
+    worker.terminate()
+  }
+  worker.onerror = (event) => fail(event.message || 'the validator thread failed')
+  worker.addEventListener('close', () => fail('the validator thread stopped'))
+  validator = current
+  return current
+}
+
+function runXmllint(job: Omit<XsdJob, 'id'>): Promise<XsdOutcome> {
+  const v = validatorThread()
+  const id = nextJobId++
+  return new Promise((resolve) => {
+    if (v.pending.size === 0) v.worker.ref()
+    v.pending.set(id, resolve)
+    v.worker.postMessage({ id, ...job } satisfies XsdJob)
+  })
+}
+
+/**
+ * What xmllint's exit code and messages say: 0 valid; 3 or 4 invalid, with its messages (the last line, "… fails to
+ * validate", and the "… validates" lines dropped); anything else (1: not even well-formed; -1: the WebAssembly
+ * aborted) invalid, with the first 20 lines of what it wrote.
+ */
+export function schemaResultOf(exitCode: number, stderr: string): SchemaResult {
+  const lines = stderr.split('\n').filter((m) => m.trim() !== '')
+  if (exitCode === 0) return { isValid: true, errors: [] }
+  if (exitCode === 3 || exitCode === 4) return { isValid: false, errors: lines.filter((m) => !/ (validates|fails to validate)$/.test(m.trim())) }
+  return { isValid: false, errors: lines.slice(0, 20) }
+}
+
 /**
  * Validates the document's bytes as received or written against the schema of `root`. Bytes, not a string: libxml2
  * then honours the file's own `encoding="ISO-8859-1"` declaration, as the SII's parser does (a JS string would be
- * written to the worker as UTF-8). Never throws: a file that is not even well-formed is invalid, with the reason.
+ * written to the thread as UTF-8). Never throws: a file that is not even well-formed is invalid, with the reason.
  */
 export async function validateSchema(document: Uint8Array, root: SchemaRoot): Promise<SchemaResult> {
   const bytes = await schemaBytes()
-  const file = (name: string): XMLFileInfo => ({ fileName: name, contents: bytes.get(name) ?? new Uint8Array() })
+  const file = (name: string) => ({ fileName: name, contents: bytes.get(name) ?? new Uint8Array() })
   const set = SCHEMA_SETS[root]
-  const { validateXML } = await import('xmllint-wasm')
-  try {
-    const result = await validateXML({
-      xml: [{ fileName: set.fileName, contents: document }],
-      schema: [file(set.main)],
-      preload: set.preload.map(file),
-      // 2000 DTEs make an envelope of ~10 MB; the default 32 MiB ceiling is too low for the tree plus the schema.
-      maxMemoryPages: 1024 * 16,
-    })
-    return { isValid: result.valid, errors: result.errors.map((e) => e.rawMessage).filter((m) => m.trim() !== '') }
-  } catch (err) {
-    // xmllint exits 1 (not 3/4) when the file is not even well-formed; the wrapper rejects with its stderr.
-    const message = err instanceof Error ? err.message : String(err)
-    return { isValid: false, errors: message.split('\n').filter((m) => m.trim() !== '').slice(0, 20) }
-  }
+  const outcome = await runXmllint({
+    files: [{ fileName: set.fileName, contents: document }, file(set.main), ...set.preload.map(file)],
+    args: ['--schema', set.main, '--noout', set.fileName],
+    maxMemoryPages: MAX_MEMORY_PAGES,
+  })
+  return schemaResultOf(outcome.exitCode, outcome.stderr)
 }
