@@ -49,20 +49,9 @@ export function testRut(): string {
   return `${body}-${computeDv(body)}`
 }
 
-export async function startTestServer(
-  opts: { flags?: Record<string, string>; env?: Record<string, string>; clock?: Clock; dataDir?: string } = {},
-): Promise<TestServer> {
-  const dataDir = opts.dataDir ?? tempDir()
-  const config = loadConfig(
-    { '--host': '127.0.0.1', '--port': '0', '--data-dir': dataDir, '--sii': 'simulado', '--rate-limit': '0', ...opts.flags },
-    opts.env ?? {},
-  )
-  const logs: Array<Record<string, unknown>> = []
-  const log: Logger = createLogger('debug', (line) => logs.push(JSON.parse(line) as Record<string, unknown>))
-  const server = await runServer(config, { log, clock: opts.clock })
-  const url = server.url
-
-  async function request(method: string, path: string, o: { headers?: Record<string, string>; body?: unknown; rawBody?: BodyInit } = {}) {
+/** TestServer's `request` against any server on `url`: JSON bodies sent as such, the answer's JSON parsed when it is JSON. */
+export function requester(url: string): TestServer['request'] {
+  return async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers }
     let body: BodyInit | undefined = o.rawBody
     if (o.body !== undefined) {
@@ -77,8 +66,24 @@ export async function startTestServer(
     } catch {
       json = undefined
     }
-    return { status: res.status, headers: res.headers, json, text }
+    return { status: res.status, headers: res.headers, json, text } as TestResponse
   }
+}
+
+export async function startTestServer(
+  opts: { flags?: Record<string, string>; env?: Record<string, string>; clock?: Clock; dataDir?: string } = {},
+): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? tempDir()
+  const config = loadConfig(
+    { '--host': '127.0.0.1', '--port': '0', '--data-dir': dataDir, '--sii': 'simulado', '--rate-limit': '0', ...opts.flags },
+    opts.env ?? {},
+  )
+  const logs: Array<Record<string, unknown>> = []
+  const log: Logger = createLogger('debug', (line) => logs.push(JSON.parse(line) as Record<string, unknown>))
+  const server = await runServer(config, { log, clock: opts.clock })
+  const url = server.url
+
+  const request = requester(url)
 
   async function tenant(rut: string, razonSocial = 'Empresa de Prueba Ltda.'): Promise<Tenant> {
     const empresa = createEmpresa(server.deps, {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { provisionCompanyA, QUIET_SERVER, type CompanyA } from '../company'
 import { apiOperations } from '../route-table'
-import type { Tenant, TestServer, TestResponse } from '../../support/server'
+import { requester, type Tenant, type TestServer } from '../../support/server'
 import type { FuzzWorld, JsonSchema } from './mutations'
 
 type DocOperation = { requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }
@@ -68,26 +68,7 @@ export async function buildWorld(p: WorldParts): Promise<{ world: FuzzWorld; A: 
 
 /** `request` of test/support/server.ts for a server the test did not start (the compiled binary). */
 export function httpClient(url: string): Pick<TestServer, 'url' | 'request'> {
-  return {
-    url,
-    async request(method, path, o = {}) {
-      const headers: Record<string, string> = { ...o.headers }
-      let body: BodyInit | undefined = o.rawBody
-      if (o.body !== undefined) {
-        body = JSON.stringify(o.body)
-        headers['content-type'] ??= 'application/json'
-      }
-      const res = await fetch(url + path, { method, headers, body })
-      const text = await res.text()
-      let json: unknown
-      try {
-        json = text === '' ? undefined : JSON.parse(text)
-      } catch {
-        json = undefined
-      }
-      return { status: res.status, headers: res.headers, json, text } as TestResponse
-    },
-  }
+  return { url, request: requester(url) }
 }
 
 /** The flags of the fuzz target: no job due during the run (QUIET_SERVER), no rate limit (it would answer most with 429). */
