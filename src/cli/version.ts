@@ -1,27 +1,8 @@
 // `timbre version` (DESIGN §1): binary and schema versions; with --data-dir, also where that data dir's database stands,
 // read without migrating it, so an operator can see what starting this binary on it would do before an upgrade.
-import { Database } from 'bun:sqlite'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { OperatorError } from '../errors'
-import { MIGRATIONS } from '../db/migrations.gen'
-import { schemaStatus } from '../db/migrate'
-import { binarySchema } from '../services/readiness'
+import { binarySchema, dataDirSchema } from '../services/readiness'
 import { API_VERSION, VERSION } from '../version'
 import type { Command } from './command'
-
-/** The data dir's schema as this binary sees it; the database is opened read-only and never migrated. */
-function dataDirSchema(dataDir: string) {
-  const path = join(dataDir, 'timbre.db')
-  if (!existsSync(path)) throw new OperatorError(`no hay base de datos en ${path}`)
-  const sqlite = new Database(path, { readonly: true })
-  try {
-    const status = schemaStatus(sqlite, MIGRATIONS)
-    return { path: dataDir, schema: status.databaseVersion, pending_migrations: status.pending, is_newer: status.isNewer }
-  } finally {
-    sqlite.close()
-  }
-}
 
 export const version: Command = {
   name: 'version',

@@ -1,6 +1,10 @@
 // What GET /ready and `timbre version` report of this process (DESIGN §1, §12): the store answers and speaks this
 // binary's schema; when the SII last gave a real answer, and how long the oldest DTE has waited for it.
+import { Database } from 'bun:sqlite'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { oldestPendingCreatedAt } from '../db/dte-store'
+import { OperatorError } from '../errors'
 import { schemaStatus } from '../db/migrate'
 import { MIGRATIONS } from '../db/migrations.gen'
 import type { Deps } from './deps'
@@ -28,4 +32,20 @@ export function siiReadiness(deps: Pick<Deps, 'store' | 'clock' | 'siiHealth'>):
 /** The schema this binary speaks: the newest embedded migration and how many there are. */
 export function binarySchema(): { readonly schema: string | null; readonly migrations: number } {
   return { schema: MIGRATIONS.at(-1)?.tag ?? null, migrations: MIGRATIONS.length }
+}
+
+/**
+ * Where a data dir's database stands for this binary (`timbre version --data-dir`): its schema, how many migrations a
+ * start would apply, whether a newer binary made it. Read-only: nothing is migrated, backed up or created.
+ */
+export function dataDirSchema(dataDir: string): { readonly path: string; readonly schema: string | null; readonly pending_migrations: number; readonly is_newer: boolean } {
+  const path = join(dataDir, 'timbre.db')
+  if (!existsSync(path)) throw new OperatorError(`no hay base de datos en ${path}`)
+  const sqlite = new Database(path, { readonly: true })
+  try {
+    const status = schemaStatus(sqlite, MIGRATIONS)
+    return { path: dataDir, schema: status.databaseVersion, pending_migrations: status.pending, is_newer: status.isNewer }
+  } finally {
+    sqlite.close()
+  }
 }
