@@ -143,8 +143,10 @@ export function findDueDeliveries(db: Db, nowIso: string, perEmpresa: number, li
     .all()
     .map(({ empresa_id }) => findDueDeliveriesOf(db, empresa_id, nowIso, perEmpresa))
     .filter((lane) => lane.length > 0)
-  const key = (lane: DueDelivery[]) => `${lane[0]!.delivery.next_attempt_at}\u0000${lane[0]!.delivery.id}`
-  lanes.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+  // By each lane's oldest (next_attempt_at, id), as one query over every company would order them.
+  const key = (lane: DueDelivery[]) => [lane[0]!.delivery.next_attempt_at ?? '', lane[0]!.delivery.id] as const
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0)
+  lanes.sort((a, b) => cmp(key(a)[0], key(b)[0]) || cmp(key(a)[1], key(b)[1]))
   return lanes.flat().slice(0, limit)
 }
 
