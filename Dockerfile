@@ -2,7 +2,9 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# Only this image's own Bun runtime is needed: the other platforms' (npm run release) are not fetched.
+COPY scripts/fetch-runtimes.mjs scripts/
+RUN TIMBRE_SKIP_RELEASE_RUNTIMES=1 npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 

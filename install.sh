@@ -21,7 +21,7 @@ fi
 
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
   step "installing dependencies (npm ci) and building dist/timbre"
-  npm ci --no-audit --no-fund
+  TIMBRE_SKIP_RELEASE_RUNTIMES=1 npm ci --no-audit --no-fund
   npm run build
 fi
 [ -x dist/timbre ] || { echo "install.sh: dist/timbre is missing" >&2; exit 1; }

@@ -1,0 +1,46 @@
+// One place that knows how Timbre is compiled into one executable: dist/timbre (scripts/build.ts) and the release
+// executables for every platform (scripts/release.ts) come from the same entry points and options.
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..')
+
+/**
+ * Each Worker's code is an entry point too (src/worker-entry.ts): a Worker inside the binary can only start code the
+ * build embedded as an entry. The task pool's, the WAL checkpointer's, and the XSD validator's.
+ */
+export const ENTRYPOINTS: readonly string[] = ['src/main.ts', 'src/workers/task-worker.ts', 'src/db/checkpoint-worker.ts', 'src/xml/xsd-worker.ts'].map(
+  (entry) => join(root, entry),
+)
+
+export interface CompileInput {
+  readonly outfile: string
+  /** Bun's cross-compile target (`bun-windows-x64`); absent: the platform running the build. */
+  readonly target?: Bun.Build.CompileTarget
+  /** The runtime to embed, from the matching `@oven/bun-*` npm package: without it Bun downloads one (network). */
+  readonly executablePath?: string
+  /** File properties Windows shows for the .exe (Explorer's Details tab). */
+  readonly windows?: { readonly title: string; readonly publisher: string; readonly version: string; readonly description: string }
+}
+
+export async function compileTimbre(input: CompileInput): Promise<void> {
+  const result = await Bun.build({
+    entrypoints: [...ENTRYPOINTS],
+    compile: {
+      outfile: input.outfile,
+      ...(input.target ? { target: input.target } : {}),
+      ...(input.executablePath ? { executablePath: input.executablePath } : {}),
+      ...(input.windows ? { windows: { ...input.windows } } : {}),
+      // The binary reads its settings from its own flags and TIMBRE_* variables (DESIGN §2), never from a .env or a
+      // bunfig.toml that happens to sit in the folder it is started from.
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+    },
+    minify: true,
+    target: 'bun',
+    // Bytecode compiled at build time: without it the runtime parses the whole bundle before the first line runs, which
+    // was ~150 ms of a ~350 ms start (docs/decisions/performance.md "Start-up"). ESM keeps main.ts's top-level await legal.
+    bytecode: true,
+    format: 'esm',
+  })
+  if (!result.success) throw new Error(`bun build failed for ${input.target ?? 'this platform'}:\n${result.logs.map(String).join('\n')}`)
+}
