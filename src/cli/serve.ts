@@ -19,6 +19,10 @@ import { siiReadiness } from '../services/readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
 import type { Command, FlagSpec } from './command'
+import { DEMO_INVOICE, DEMO_INVOICE_FILE, demoCommands } from './demo-banner'
+import { watchStopRequests } from '../services/serve-stop'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 /**
  * SIGTERM to exit in at most 10 s (issue 18): systemd's and Docker's default stop timeouts are 90 s and 10 s, and a
@@ -27,6 +31,15 @@ import type { Command, FlagSpec } from './command'
  */
 const EXIT_WITHIN_MS = 10_000
 const DRAIN_MS = 8_000
+
+/**
+ * Every way a platform asks a console program to end drains like SIGTERM (issue 26, DESIGN §18). SIGINT: Ctrl-C.
+ * SIGHUP: the terminal closed (Linux, macOS); on Windows the console window closed, logoff or shutdown, after which
+ * Windows waits about 10 s. SIGBREAK: Ctrl-Break, Windows only (Node and Bun know no SIGBREAK elsewhere).
+ */
+export function stopSignals(platform: NodeJS.Platform): NodeJS.Signals[] {
+  return platform === 'win32' ? ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] : ['SIGTERM', 'SIGINT', 'SIGHUP']
+}
 
 function serveFlags(): Record<string, FlagSpec> {
   const flags: Record<string, FlagSpec> = {}
@@ -49,13 +62,6 @@ function demoSiiLine(target: SiiTarget): string {
   return `SII: la empresa demo usa siempre el simulador del SII en proceso, nunca el SII real; las demás empresas van a ${describeSii(target)}.`
 }
 
-/** The invoice the demo's curl issues: ASCII only, so it survives any terminal and shell. */
-const DEMO_INVOICE = {
-  tipo_dte: 33,
-  receptor: { rut: '76086428-5', razon_social: 'Cliente de Prueba SpA', giro: 'Comercio', direccion: 'Av. Apoquindo 4500', comuna: 'Las Condes', ciudad: 'Santiago' },
-  detalle: [{ nombre: 'Taladro percutor 750W', cantidad: 1, precio: 45990 }, { nombre: 'Brocas para concreto (set 5)', cantidad: 2, precio: 6990 }],
-}
-
 async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
   // Loaded with --demo only: the demo's certificate, CAFs and supplier envelopes need forge and the XML signers, which
   // a server without the demo keeps out of the main thread's memory (issue 17).
@@ -71,6 +77,9 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
     (r) => deps.log.info('demo.recibidos', r),
     (err: unknown) => deps.log.error('demo.recibidos_failed', { error: String(err), stack: (err as Error)?.stack }),
   )
+  const invoicePath = join(deps.config.dataDir, DEMO_INVOICE_FILE)
+  if (process.platform === 'win32') writeFileSync(invoicePath, `${JSON.stringify(DEMO_INVOICE, null, 2)}\n`)
+  const curl = demoCommands({ platform: process.platform, baseUrl, apiKey: outcome.apiKey, idempotencyKey: outcome.invoiceIdempotencyKey, invoicePath })
   // For the person at the terminal, on stderr so stdout stays JSON lines.
   process.stderr.write(
     [
@@ -79,10 +88,10 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
       demoSiiLine(deps.config.sii),
       `API key de escritura de la demo: ${outcome.apiKey}`,
       'Pruebe:',
-      `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/empresa`,
+      `  ${curl.empresa}`,
       'Emita una primera factura (repetir el mismo comando en las 24 h siguientes no duplica, tampoco tras reiniciar: la Idempotency-Key es la misma):',
-      `  curl -s -X POST ${baseUrl}/api/v1/billing/dte -H 'X-Api-Key: ${outcome.apiKey}' -H 'Content-Type: application/json' -H 'Idempotency-Key: ${outcome.invoiceIdempotencyKey}' -d '${JSON.stringify(DEMO_INVOICE)}'`,
-      `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/dte`,
+      `  ${curl.issue}`,
+      `  ${curl.list}`,
       `Documentación de la API: ${baseUrl}/docs`,
       `Consola en el navegador (enlace de administrador, un solo uso, vence en 15 min; otro con \`timbre console link\`):`,
       `  ${consoleLinkUrl(baseUrl, createAdminLink(deps).token)}`,
@@ -176,10 +185,11 @@ export const serve: Command = {
       if (server) stopFor(signal, server)
       else received ??= signal
     }
-    process.once('SIGTERM', () => onSignal('SIGTERM'))
-    process.once('SIGINT', () => onSignal('SIGINT'))
+    for (const signal of stopSignals(process.platform)) process.once(signal, () => onSignal(signal))
     server = await runServer(config)
     if (received) stopFor(received, server)
+    // `timbre stop`: the graceful stop that also works on Windows, where no process can signal another (issue 26).
+    watchStopRequests(config.dataDir, () => onSignal('stop-request'))
     return undefined
   },
 }

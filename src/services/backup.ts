@@ -5,6 +5,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
+import { protectDataDirOnWindows } from '../db/windows-acl'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { OperatorError, TimbreError } from '../errors'
 import { silentLogger, type Logger } from '../log'
@@ -143,6 +144,7 @@ export async function restoreBackup(input: { from: string; dataDir: string; log?
   assertEmpty(dataDir)
   await checkArchive(from, dataDir)
   ensureDataDir(dataDir)
+  protectDataDirOnWindows(dataDir, input.log ?? silentLogger) // before the keys land in it (issue 26)
   assertEmpty(dataDir)
   try {
     return await extractAndCheck(from, dataDir, input.log ?? silentLogger)
