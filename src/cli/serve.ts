@@ -34,8 +34,9 @@ const DRAIN_MS = 8_000
 
 /**
  * Every way a platform asks a console program to end drains like SIGTERM (issue 26, DESIGN §18). SIGINT: Ctrl-C.
- * SIGHUP: the terminal closed (Linux, macOS); on Windows the console window closed, logoff or shutdown, after which
- * Windows waits about 10 s. SIGBREAK: Ctrl-Break, Windows only (Node and Bun know no SIGBREAK elsewhere).
+ * SIGHUP: the terminal closed (Linux, macOS); on Windows libuv's CTRL_CLOSE_EVENT, the console window closed (also at
+ * logoff and shutdown), after which Windows waits about 10 s. SIGBREAK: Ctrl-Break, Windows only (Node and Bun know no
+ * SIGBREAK elsewhere). docs/decisions/platforms.md says which of these the Wine test could deliver.
  */
 export function stopSignals(platform: NodeJS.Platform): NodeJS.Signals[] {
   return platform === 'win32' ? ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] : ['SIGTERM', 'SIGINT', 'SIGHUP']
