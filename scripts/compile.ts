@@ -18,8 +18,6 @@ export interface CompileInput {
   readonly target?: Bun.Build.CompileTarget
   /** The runtime to embed, from the matching `@oven/bun-*` npm package: without it Bun downloads one (network). */
   readonly executablePath?: string
-  /** File properties Windows shows for the .exe (Explorer's Details tab). */
-  readonly windows?: { readonly title: string; readonly publisher: string; readonly version: string; readonly description: string }
 }
 
 export async function compileTimbre(input: CompileInput): Promise<void> {
@@ -29,7 +27,6 @@ export async function compileTimbre(input: CompileInput): Promise<void> {
       outfile: input.outfile,
       ...(input.target ? { target: input.target } : {}),
       ...(input.executablePath ? { executablePath: input.executablePath } : {}),
-      ...(input.windows ? { windows: { ...input.windows } } : {}),
       // The binary reads its settings from its own flags and TIMBRE_* variables (DESIGN §2), never from a .env or a
       // bunfig.toml that happens to sit in the folder it is started from.
       autoloadDotenv: false,

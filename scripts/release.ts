@@ -39,7 +39,7 @@ export const executableName = (target: ReleaseTarget): string => `timbre-${targe
 
 export class ReleaseError extends Error {}
 
-interface LockedPackage {
+export interface LockedPackage {
   readonly version: string
   readonly integrity: string
 }
@@ -60,8 +60,8 @@ const sha512Integrity = (bytes: Uint8Array): string => `sha512-${createHash('sha
  * missing (npm ci ran with TIMBRE_SKIP_RELEASE_RUNTIMES, or the cache was cleaned) or whose bytes differ from the lock's
  * integrity stops the release: it never embeds a runtime nobody pinned.
  */
-export async function runtimeFromCache(target: ReleaseTarget, workDir: string): Promise<string> {
-  const { version, integrity } = lockedRuntime(target.runtimePackage)
+export async function runtimeFromCache(target: ReleaseTarget, workDir: string, locked: LockedPackage = lockedRuntime(target.runtimePackage)): Promise<string> {
+  const { version, integrity } = locked
   const spec = `${target.runtimePackage}@${version}`
   const packed = await $`npm pack ${spec} --offline --json --pack-destination ${workDir}`.cwd(workDir).quiet().nothrow()
   if (packed.exitCode !== 0)
@@ -127,9 +127,8 @@ export async function buildRelease(input: { outDir: string; targets: readonly Re
         outfile: executable,
         target: target.bunTarget,
         executablePath: runtime,
-        ...(target.name === 'windows-x64'
-          ? { windows: { title: 'Timbre', publisher: 'Timbre', version: `${version}.0`, description: 'Timbre: facturación electrónica (DTE) autoalojada' } }
-          : {}),
+        // No `windows: { title, version, … }`: Bun 1.4.5 writes those resources only when building on Windows; from
+        // Linux the .exe keeps the runtime's (bun.exe, Oven), checked in issue 26 (docs/decisions/platforms.md).
       })
       chmodSync(executable, 0o755)
       written.push(executable)
