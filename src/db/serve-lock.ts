@@ -4,7 +4,7 @@
 // committed: the operating system drops it when the process dies, even by SIGKILL, so no stale lock survives a crash
 // (a pid file alone would). Node has no flock; this is the portable lock Bun already ships.
 import { Database } from 'bun:sqlite'
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { StoreError } from './open'
 
@@ -50,10 +50,11 @@ export function lockDataDir(dataDir: string): ServeLock {
 
 /**
  * Whether a `serve` holds the data dir, without disturbing it: the same lock taken and given back at once, the pid file
- * untouched. A data dir without serve.lock never had a server.
+ * untouched. A data dir without serve.lock never had a server; one this account may not read throws (EACCES), never
+ * answers "no server".
  */
 export function isDataDirServed(dataDir: string): boolean {
-  if (!existsSync(join(dataDir, LOCK_FILE))) return false
+  if (statSync(join(dataDir, LOCK_FILE), { throwIfNoEntry: false }) === undefined) return false
   const probe = new Database(join(dataDir, LOCK_FILE))
   try {
     probe.run('PRAGMA busy_timeout = 0')

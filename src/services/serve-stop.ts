@@ -19,11 +19,27 @@ export interface StopResult {
 
 export class StopTimeoutError extends OperatorError {}
 
+/**
+ * The lock probe and the request need write access to the data dir: on Windows a `serve` run as SYSTEM (a scheduled
+ * task) leaves it to SYSTEM and the Administrators (db/windows-acl.ts), so a plain account is told what to do.
+ */
+function asked<T>(dataDir: string, step: () => T): T {
+  try {
+    return step()
+  } catch (err) {
+    const code = String((err as { code?: unknown }).code ?? '')
+    if (!['EACCES', 'EPERM', 'SQLITE_CANTOPEN', 'SQLITE_READONLY'].includes(code)) throw err
+    throw new OperatorError(
+      `no se puede escribir en el directorio de datos ${dataDir} (${code}): ejecute timbre stop con la cuenta que ejecuta serve, o como administrador`,
+    )
+  }
+}
+
 export async function stopServe(input: { dataDir: string; timeoutMs: number; pollMs?: number }): Promise<StopResult> {
   const { dataDir, timeoutMs } = input
-  if (!isDataDirServed(dataDir)) return { data_dir: dataDir, was_running: false, stopped: true, waited_ms: 0 }
+  if (!asked(dataDir, () => isDataDirServed(dataDir))) return { data_dir: dataDir, was_running: false, stopped: true, waited_ms: 0 }
   const started = performance.now()
-  requestStop(dataDir)
+  asked(dataDir, () => requestStop(dataDir))
   while (performance.now() - started < timeoutMs) {
     await Bun.sleep(input.pollMs ?? 100)
     if (!isDataDirServed(dataDir)) return { data_dir: dataDir, was_running: true, stopped: true, waited_ms: Math.round(performance.now() - started) }

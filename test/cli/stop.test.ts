@@ -96,3 +96,14 @@ test('a relative --data-dir is logged and used as the absolute path of the folde
   expect(await proc.exited).toBe(0)
   await reader
 }, 30_000)
+
+test.skipIf(process.getuid?.() !== 0)('timbre stop from an account that may not write the data dir: exit 1 saying so, serve untouched', async () => {
+  const dir = tempDir('timbre-stop-denied-')
+  const serve = await startServe(['--data-dir', dir, '--sii', 'simulado'])
+  const denied = Bun.spawnSync(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', BINARY, 'stop', '--data-dir', dir], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } })
+  expect(denied.exitCode).toBe(1)
+  expect(JSON.parse(denied.stderr.toString()).message).toContain(`no se puede escribir en el directorio de datos ${dir}`)
+  await Bun.sleep(700)
+  expect(serve.proc.exitCode).toBeNull()
+  expect(await serve.terminate()).toBe(0)
+}, 30_000)
