@@ -21,7 +21,7 @@ import { VERSION } from '../version'
 import type { Command, FlagSpec } from './command'
 import { DEMO_INVOICE, DEMO_INVOICE_FILE, demoCommands } from './demo-banner'
 import { watchStopRequests } from '../services/serve-stop'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /**
@@ -38,8 +38,25 @@ const DRAIN_MS = 8_000
  * logoff and shutdown), after which Windows waits about 10 s. SIGBREAK: Ctrl-Break, Windows only (Node and Bun know no
  * SIGBREAK elsewhere). docs/decisions/platforms.md says which of these the Wine test could deliver.
  */
-export function stopSignals(platform: NodeJS.Platform): NodeJS.Signals[] {
-  return platform === 'win32' ? ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] : ['SIGTERM', 'SIGINT', 'SIGHUP']
+export function stopSignals(platform: NodeJS.Platform, isSigHupIgnored = false): NodeJS.Signals[] {
+  if (platform === 'win32') return ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP']
+  // A listener would override the ignore `nohup timbre serve &` asked for, and closing the terminal would stop it.
+  return isSigHupIgnored ? ['SIGTERM', 'SIGINT'] : ['SIGTERM', 'SIGINT', 'SIGHUP']
+}
+
+/** Whether this process started with SIGHUP ignored (nohup): bit 0 of SigIgn in Linux's /proc/self/status. */
+export function isSigHupIgnoredIn(procStatus: string | null): boolean {
+  const m = procStatus?.match(/^SigIgn:\s*([0-9a-fA-F]+)\s*$/m)
+  return m ? (BigInt(`0x${m[1]}`) & 1n) === 1n : false
+}
+
+/** Linux only; elsewhere there is no way to ask, and SIGHUP drains (docs/decisions/platforms.md). */
+function procStatus(): string | null {
+  try {
+    return readFileSync('/proc/self/status', 'utf8')
+  } catch {
+    return null
+  }
 }
 
 function serveFlags(): Record<string, FlagSpec> {
@@ -186,7 +203,8 @@ export const serve: Command = {
       if (server) stopFor(signal, server)
       else received ??= signal
     }
-    for (const signal of stopSignals(process.platform)) process.once(signal, () => onSignal(signal))
+    const isSigHupIgnored = process.platform === 'linux' && isSigHupIgnoredIn(procStatus())
+    for (const signal of stopSignals(process.platform, isSigHupIgnored)) process.once(signal, () => onSignal(signal))
     server = await runServer(config)
     if (received) stopFor(received, server)
     // `timbre stop`: the graceful stop that also works on Windows, where no process can signal another (issue 26).

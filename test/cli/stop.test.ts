@@ -107,3 +107,21 @@ test.skipIf(process.getuid?.() !== 0)('timbre stop from an account that may not 
   expect(serve.proc.exitCode).toBeNull()
   expect(await serve.terminate()).toBe(0)
 }, 30_000)
+
+test('under nohup SIGHUP stays ignored: serve keeps running, SIGTERM still drains', async () => {
+  const proc = Bun.spawn(['nohup', BINARY, 'serve', '--port', '0', '--sii', 'simulado', '--data-dir', tempDir('timbre-nohup-')], { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore', env: { PATH: process.env.PATH ?? '' } })
+  let out = ''
+  const reader = (async () => {
+    for await (const chunk of proc.stdout) out += Buffer.from(chunk).toString()
+  })()
+  for (let i = 0; i < 300 && !out.includes('server.started'); i++) await Bun.sleep(20)
+  expect(out).toContain('server.started')
+  proc.kill('SIGHUP')
+  await Bun.sleep(500)
+  expect(proc.exitCode).toBeNull()
+  proc.kill('SIGTERM')
+  expect(await proc.exited).toBe(0)
+  await reader
+  expect(out).not.toContain('"signal":"SIGHUP"')
+  expect(out).toContain('"signal":"SIGTERM"')
+}, 30_000)

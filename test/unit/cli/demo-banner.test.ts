@@ -2,7 +2,6 @@
 // on Windows curl.exe with double quotes only and the body from a file, for PowerShell and cmd alike.
 import { expect, test } from 'bun:test'
 import { DEMO_INVOICE, demoCommands } from '../../../src/cli/demo-banner'
-import { stopSignals } from '../../../src/cli/serve'
 
 const input = { baseUrl: 'http://127.0.0.1:8080', apiKey: 'timbre_abc-DEF_123', idempotencyKey: '0193a6c2-0000-7000-8000-000000000001', invoicePath: 'C:\\Timbre\\data\\demo-factura.json' }
 
@@ -27,10 +26,4 @@ test('Windows: curl.exe, double quotes only, the body from the file in the data 
     expect(line).not.toMatch(/['{}`]/)
     expect(line.split('"').length % 2).toBe(1)
   }
-})
-
-test('serve drains on SIGHUP everywhere, on SIGBREAK on Windows (Ctrl-Break), which other platforms do not know', () => {
-  expect(stopSignals('linux')).toEqual(['SIGTERM', 'SIGINT', 'SIGHUP'])
-  expect(stopSignals('darwin')).toEqual(['SIGTERM', 'SIGINT', 'SIGHUP'])
-  expect(stopSignals('win32')).toEqual(['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'])
 })
