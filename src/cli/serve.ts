@@ -189,7 +189,9 @@ export const serve: Command = {
     // Handlers go in before anything starts: a SIGTERM that arrives while starting stops the server once it is up.
     let server: RunningServer | null = null
     let received: string | null = null
+    let stopWatching: (() => void) | null = null
     const stopFor = (signal: string, running: RunningServer) => {
+      stopWatching?.()
       running.deps.log.info('server.signal', { signal })
       // The last word on the deadline: a close that hangs (a worker that will not end) exits non-zero, with a log line.
       setTimeout(() => {
@@ -208,7 +210,7 @@ export const serve: Command = {
     server = await runServer(config)
     if (received) stopFor(received, server)
     // `timbre stop`: the graceful stop that also works on Windows, where no process can signal another (issue 26).
-    watchStopRequests(config.dataDir, () => onSignal('stop-request'))
+    if (!received) stopWatching = watchStopRequests(config.dataDir, () => onSignal('stop-request'))
     return undefined
   },
 }
