@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm, dovecot, chromium), a check that nothing
+# npm test: the Debian tools the tests call (xmllint, xmlsec1, openssl, poppler's pdftotext/pdftoppm, dovecot, chromium, wine, mingw), a check that nothing
 # reads outside the repository, the type-check, the binary, the whole suite.
 # Bun's results also go to .test-results/junit.xml, which .ci/run reads for its closing line.
 set -euo pipefail
@@ -16,6 +16,9 @@ command -v unzip >/dev/null 2>&1 || need+=(unzip)
 [ -x /usr/sbin/dovecot ] || need+=(dovecot-imapd)
 # The console's browser tests drive Debian's Chromium headless through playwright-core (test/support/browser.ts).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# The Windows executable's smoke test runs it under Wine and builds two test-only helpers with mingw (test/cli/windows-wine.test.ts).
+command -v wine >/dev/null 2>&1 || need+=(wine wine64)
+command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64-win32)
 if [ ${#need[@]} -gt 0 ]; then
   echo "[test 0/4] installing Debian packages the tests need: ${need[*]}"
   sudo=""

@@ -10,6 +10,7 @@ import { startCheckpointer } from './db/checkpointer'
 import { groupCommitterOf } from './db/group-commit'
 import { ensureDataDir, openDatabase, type Store } from './db/open'
 import { lockDataDir } from './db/serve-lock'
+import { protectDataDirOnWindows } from './db/windows-acl'
 import type { Logger } from './log'
 import type { Deps } from './services/deps'
 import { openVault } from './services/master-key'
@@ -103,6 +104,8 @@ export interface Runtime {
 /** The runtime of `serve`: holds the data dir's exclusive lock until `close` (DESIGN §3: one server per data dir). */
 export async function buildDeps(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
   ensureDataDir(config.dataDir)
+  // Once per start: the rules are inherited by what this run writes (issue 26; nothing off Windows).
+  protectDataDirOnWindows(config.dataDir, log)
   const lock = lockDataDir(config.dataDir)
   // Made (first start) or read while the database opens and migrates; awaited below. A failure surfaces there.
   const jwtKey = loadOrCreateJwtPrivateKeyInBackground(config.dataDir)

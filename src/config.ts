@@ -1,6 +1,8 @@
 // Every setting of DESIGN §2, declared once: environment variable, flag, default, parser. The only reader of process.env.
 import { isIP } from 'node:net'
+import { posix, win32 } from 'node:path'
 import { OperatorError } from './errors'
+import { isInsideCompiledBinary } from './worker-entry'
 
 export type SiiTarget = { kind: 'sii' } | { kind: 'simulado' } | { kind: 'origin'; origin: string }
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -182,10 +184,60 @@ function parseJwtPublicKeys(raw: string, name: string): JwtPublicKeySetting[] {
   })
 }
 
+/**
+ * What the default data dir depends on (issue 26, DESIGN §18). A parameter, not globals, so each platform's answer is
+ * unit-tested on Linux.
+ */
+export interface HostFacts {
+  readonly platform: NodeJS.Platform
+  readonly cwd: string
+  readonly execPath: string
+  /** Running as the executable `bun build --compile` made (not `bun src/main.ts`). */
+  readonly isCompiled: boolean
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+export function hostFacts(env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
+  return { platform: process.platform, cwd: process.cwd(), execPath: process.execPath, isCompiled: isInsideCompiledBinary(), env }
+}
+
+const pathsOf = (facts: HostFacts) => (facts.platform === 'win32' ? win32 : posix)
+
+/**
+ * Windows: `data` beside the executable, since a scheduled task or a service starts in C:\Windows\System32 and a
+ * double-click in the download folder; but an executable under Program Files (installed) may not write beside itself,
+ * so there `%ProgramData%\Timbre`. Elsewhere, and from source: `./data` of the folder Timbre starts in, as always.
+ */
+export function defaultDataDir(facts: HostFacts): string {
+  const p = pathsOf(facts)
+  if (facts.platform !== 'win32' || !facts.isCompiled) return p.resolve(facts.cwd, 'data')
+  const exeDir = p.dirname(facts.execPath)
+  const programFiles = [facts.env.ProgramFiles, facts.env['ProgramFiles(x86)'], facts.env.ProgramW6432].filter((d): d is string => !!d)
+  const lower = (d: string) => p.resolve(d).toLowerCase() + p.sep
+  if (programFiles.some((d) => lower(exeDir).startsWith(lower(d)))) return p.join(facts.env.ProgramData || 'C:\\ProgramData', 'Timbre')
+  return p.join(exeDir, 'data')
+}
+
+/**
+ * Every path the operator gives (data dir, `--out`, `--from`) becomes absolute once, here: logs and errors then name
+ * the real place, and under Wine (the Windows smoke test) Bun's writeFileSync on a relative path fails with ENOENT
+ * (docs/decisions/platforms.md). Empty means the platform's default data dir.
+ */
+export function absolutePath(raw: string, facts: HostFacts = hostFacts()): string {
+  return raw === '' ? defaultDataDir(facts) : pathsOf(facts).resolve(facts.cwd, raw)
+}
+
 export const SETTINGS: Settings = {
   host: { env: 'TIMBRE_HOST', flag: '--host', default: '127.0.0.1', parse: (r) => r, help: 'dirección de escucha (0.0.0.0 para la LAN)' },
   port: { env: 'TIMBRE_PORT', flag: '--port', default: '8080', parse: parseIntInRange(0, 65535), help: 'puerto HTTP (0 = uno libre)' },
-  dataDir: { env: 'TIMBRE_DATA_DIR', flag: '--data-dir', default: './data', parse: (r) => r, help: 'base de datos, llaves de la instancia, respaldos' },
+  dataDir: {
+    env: 'TIMBRE_DATA_DIR',
+    flag: '--data-dir',
+    // Shown in --help as the absolute path it stands for on this machine (issue 26).
+    default: defaultDataDir(hostFacts()),
+    parse: (raw) => absolutePath(raw),
+    help: 'base de datos, llaves de la instancia, respaldos (en Windows, data junto al ejecutable o %ProgramData%\\Timbre)',
+  },
   sii: { env: 'TIMBRE_SII', flag: '--sii', default: 'sii', parse: parseSiiTarget, help: 'sii | simulado | http(s)://host:puerto' },
   submitEveryMs: { env: 'TIMBRE_SUBMIT_EVERY', flag: '--submit-every', default: '5s', parse: parseDuration, help: 'periodo del envío al SII' },
   trackEveryMs: { env: 'TIMBRE_TRACK_EVERY', flag: '--track-every', default: '30s', parse: parseDuration, help: 'periodo del seguimiento en el SII' },
@@ -295,7 +347,7 @@ export function loadConfig(flags: Readonly<Record<string, string>>, env: Readonl
 
 /** Data dir only, for the admin commands (DESIGN §3: every command takes --data-dir or TIMBRE_DATA_DIR). */
 export function dataDirFrom(flags: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return flags['--data-dir'] ?? env.TIMBRE_DATA_DIR ?? SETTINGS.dataDir.default
+  return absolutePath(flags['--data-dir'] ?? env.TIMBRE_DATA_DIR ?? '', hostFacts(env))
 }
 
 /** Environment values the admin commands need besides the data dir. */

@@ -10,6 +10,7 @@ import { health } from './cli/health'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
+import { stop } from './cli/stop'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
 import { webhookDeliveriesCommand, webhookRedeliverCommand } from './cli/webhook'
@@ -18,6 +19,7 @@ import { VERSION } from './version'
 
 const COMMANDS: readonly Command[] = [
   serve,
+  stop,
   empresaCreate,
   empresaList,
   empresaUpdate,

@@ -1,5 +1,5 @@
 // `timbre backup` / `timbre restore` (DESIGN §3).
-import { dataDirFrom } from '../config'
+import { absolutePath, dataDirFrom } from '../config'
 import { stderrLogger } from '../log'
 import { createBackup, restoreBackup } from '../services/backup'
 import { withAdminStore } from './admin-store'
@@ -15,7 +15,8 @@ export const backup: Command = {
     ...DATA_DIR_FLAG,
   },
   async run(args) {
-    const out = requireFlag(args, '--out')
+    // Absolute before anything is written (issue 26): the result names the real file, and Windows paths work under Wine.
+    const out = absolutePath(requireFlag(args, '--out'))
     const includeKeys = args.flags['--no-keys'] !== 'true'
     if (!includeKeys) stderrLogger().warn('backup.without_keys', { message: 'sin master.key los certificados y CAF del respaldo no se pueden usar' })
     return withAdminStore(args, (deps) => createBackup(deps, { out, includeKeys }))
@@ -28,6 +29,6 @@ export const restore: Command = {
   usage: 'timbre restore --from ARCHIVO.tar.gz --data-dir D',
   flags: { '--from': { takesValue: true, help: 'archivo de respaldo' }, ...DATA_DIR_FLAG },
   async run(args) {
-    return restoreBackup({ from: requireFlag(args, '--from'), dataDir: dataDirFrom(args.flags), log: stderrLogger() })
+    return restoreBackup({ from: absolutePath(requireFlag(args, '--from')), dataDir: dataDirFrom(args.flags), log: stderrLogger() })
   },
 }

@@ -26,7 +26,7 @@ export interface Command {
 export class UsageError extends Error {}
 
 export const DATA_DIR_FLAG: Readonly<Record<string, FlagSpec>> = {
-  '--data-dir': { takesValue: true, help: 'directorio de datos (o TIMBRE_DATA_DIR; por defecto ./data)' },
+  '--data-dir': { takesValue: true, help: 'directorio de datos (o TIMBRE_DATA_DIR; por defecto ./data, en Windows data junto al ejecutable o %ProgramData%\\Timbre)' },
 }
 
 export function parseArgs(argv: readonly string[], spec: Readonly<Record<string, FlagSpec>>): ParsedArgs {

@@ -19,6 +19,10 @@ import { siiReadiness } from '../services/readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
 import type { Command, FlagSpec } from './command'
+import { DEMO_INVOICE, DEMO_INVOICE_FILE, demoCommands } from './demo-banner'
+import { watchStopRequests } from '../services/serve-stop'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 /**
  * SIGTERM to exit in at most 10 s (issue 18): systemd's and Docker's default stop timeouts are 90 s and 10 s, and a
@@ -27,6 +31,33 @@ import type { Command, FlagSpec } from './command'
  */
 const EXIT_WITHIN_MS = 10_000
 const DRAIN_MS = 8_000
+
+/**
+ * Every way a platform asks a console program to end drains like SIGTERM (issue 26, DESIGN §18). SIGINT: Ctrl-C.
+ * SIGHUP: the terminal closed (Linux, macOS); on Windows libuv's CTRL_CLOSE_EVENT, the console window closed (also at
+ * logoff and shutdown), after which Windows waits about 10 s. SIGBREAK: Ctrl-Break, Windows only (Node and Bun know no
+ * SIGBREAK elsewhere). docs/decisions/platforms.md says which of these the Wine test could deliver.
+ */
+export function stopSignals(platform: NodeJS.Platform, isSigHupIgnored = false): NodeJS.Signals[] {
+  if (platform === 'win32') return ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP']
+  // A listener would override the ignore `nohup timbre serve &` asked for, and closing the terminal would stop it.
+  return isSigHupIgnored ? ['SIGTERM', 'SIGINT'] : ['SIGTERM', 'SIGINT', 'SIGHUP']
+}
+
+/** Whether this process started with SIGHUP ignored (nohup): bit 0 of SigIgn in Linux's /proc/self/status. */
+export function isSigHupIgnoredIn(procStatus: string | null): boolean {
+  const m = procStatus?.match(/^SigIgn:\s*([0-9a-fA-F]+)\s*$/m)
+  return m ? (BigInt(`0x${m[1]}`) & 1n) === 1n : false
+}
+
+/** Linux only; elsewhere there is no way to ask, and SIGHUP drains (docs/decisions/platforms.md). */
+function procStatus(): string | null {
+  try {
+    return readFileSync('/proc/self/status', 'utf8')
+  } catch {
+    return null
+  }
+}
 
 function serveFlags(): Record<string, FlagSpec> {
   const flags: Record<string, FlagSpec> = {}
@@ -49,13 +80,6 @@ function demoSiiLine(target: SiiTarget): string {
   return `SII: la empresa demo usa siempre el simulador del SII en proceso, nunca el SII real; las demás empresas van a ${describeSii(target)}.`
 }
 
-/** The invoice the demo's curl issues: ASCII only, so it survives any terminal and shell. */
-const DEMO_INVOICE = {
-  tipo_dte: 33,
-  receptor: { rut: '76086428-5', razon_social: 'Cliente de Prueba SpA', giro: 'Comercio', direccion: 'Av. Apoquindo 4500', comuna: 'Las Condes', ciudad: 'Santiago' },
-  detalle: [{ nombre: 'Taladro percutor 750W', cantidad: 1, precio: 45990 }, { nombre: 'Brocas para concreto (set 5)', cantidad: 2, precio: 6990 }],
-}
-
 async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
   // Loaded with --demo only: the demo's certificate, CAFs and supplier envelopes need forge and the XML signers, which
   // a server without the demo keeps out of the main thread's memory (issue 17).
@@ -71,6 +95,9 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
     (r) => deps.log.info('demo.recibidos', r),
     (err: unknown) => deps.log.error('demo.recibidos_failed', { error: String(err), stack: (err as Error)?.stack }),
   )
+  const invoicePath = join(deps.config.dataDir, DEMO_INVOICE_FILE)
+  if (process.platform === 'win32') writeFileSync(invoicePath, `${JSON.stringify(DEMO_INVOICE, null, 2)}\n`)
+  const curl = demoCommands({ platform: process.platform, baseUrl, apiKey: outcome.apiKey, idempotencyKey: outcome.invoiceIdempotencyKey, invoicePath })
   // For the person at the terminal, on stderr so stdout stays JSON lines.
   process.stderr.write(
     [
@@ -79,10 +106,10 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
       demoSiiLine(deps.config.sii),
       `API key de escritura de la demo: ${outcome.apiKey}`,
       'Pruebe:',
-      `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/empresa`,
+      `  ${curl.empresa}`,
       'Emita una primera factura (repetir el mismo comando en las 24 h siguientes no duplica, tampoco tras reiniciar: la Idempotency-Key es la misma):',
-      `  curl -s -X POST ${baseUrl}/api/v1/billing/dte -H 'X-Api-Key: ${outcome.apiKey}' -H 'Content-Type: application/json' -H 'Idempotency-Key: ${outcome.invoiceIdempotencyKey}' -d '${JSON.stringify(DEMO_INVOICE)}'`,
-      `  curl -s -H 'X-Api-Key: ${outcome.apiKey}' ${baseUrl}/api/v1/billing/dte`,
+      `  ${curl.issue}`,
+      `  ${curl.list}`,
       `Documentación de la API: ${baseUrl}/docs`,
       `Consola en el navegador (enlace de administrador, un solo uso, vence en 15 min; otro con \`timbre console link\`):`,
       `  ${consoleLinkUrl(baseUrl, createAdminLink(deps).token)}`,
@@ -162,7 +189,9 @@ export const serve: Command = {
     // Handlers go in before anything starts: a SIGTERM that arrives while starting stops the server once it is up.
     let server: RunningServer | null = null
     let received: string | null = null
+    let stopWatching: (() => void) | null = null
     const stopFor = (signal: string, running: RunningServer) => {
+      stopWatching?.()
       running.deps.log.info('server.signal', { signal })
       // The last word on the deadline: a close that hangs (a worker that will not end) exits non-zero, with a log line.
       setTimeout(() => {
@@ -176,10 +205,12 @@ export const serve: Command = {
       if (server) stopFor(signal, server)
       else received ??= signal
     }
-    process.once('SIGTERM', () => onSignal('SIGTERM'))
-    process.once('SIGINT', () => onSignal('SIGINT'))
+    const isSigHupIgnored = process.platform === 'linux' && isSigHupIgnoredIn(procStatus())
+    for (const signal of stopSignals(process.platform, isSigHupIgnored)) process.once(signal, () => onSignal(signal))
     server = await runServer(config)
     if (received) stopFor(received, server)
+    // `timbre stop`: the graceful stop that also works on Windows, where no process can signal another (issue 26).
+    if (!received) stopWatching = watchStopRequests(config.dataDir, () => onSignal('stop-request'))
     return undefined
   },
 }

@@ -3,6 +3,7 @@
 import { santiagoDate, systemClock } from '../clock'
 import { isTipoDte } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
+import { absolutePath } from '../config'
 import { createLogger } from '../log'
 import { simulatedCafFile } from '../sii/simulator/caf-issuer'
 import { startSimulator } from '../sii/simulator/server'
@@ -41,7 +42,7 @@ export const siiSimulator: Command = {
     const simulator = await startSimulator({
       port: intFlag(args, '--port') ?? DEFAULT_SIMULATOR_PORT,
       hostname: args.flags['--host'] ?? '127.0.0.1',
-      dataDir: args.flags['--data-dir'] ?? null,
+      dataDir: args.flags['--data-dir'] !== undefined ? absolutePath(args.flags['--data-dir']) : null,
       faults,
       processingDelayMs: intFlag(args, '--delay-ms'),
       log: (event, fields) => log.info(event, fields as Record<string, unknown>),

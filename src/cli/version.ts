@@ -1,5 +1,6 @@
 // `timbre version` (DESIGN §1): binary and schema versions; with --data-dir, also where that data dir's database stands,
 // read without migrating it, so an operator can see what starting this binary on it would do before an upgrade.
+import { absolutePath } from '../config'
 import { binarySchema, dataDirSchema } from '../services/readiness'
 import { API_VERSION, VERSION } from '../version'
 import type { Command } from './command'
@@ -13,6 +14,6 @@ export const version: Command = {
   },
   async run(args) {
     const dataDir = args.flags['--data-dir']
-    return { version: VERSION, api_version: API_VERSION, ...binarySchema(), bun: Bun.version, ...(dataDir ? { data_dir: dataDirSchema(dataDir) } : {}) }
+    return { version: VERSION, api_version: API_VERSION, ...binarySchema(), bun: Bun.version, ...(dataDir ? { data_dir: dataDirSchema(absolutePath(dataDir)) } : {}) }
   },
 }

@@ -8,6 +8,7 @@ import { OperatorError } from '../errors'
 import type { Logger } from '../log'
 import { silentLogger } from '../log'
 import { MIGRATIONS } from './migrations.gen'
+import { protectDataDirOnWindows } from './windows-acl'
 import { applyMigrations, schemaStatus, type EmbeddedMigration, type SchemaStatus } from './migrate'
 import * as schema from './schema'
 
@@ -54,7 +55,9 @@ const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0')
  * are left alone (chmod would follow them out of the data dir). What it may not change (a dir the process does not
  * own, a read-only mount) is a warning, never a reason not to start: the owner is the one who can fix it.
  */
-export function secureDataDir(dataDir: string, log: Logger): void {
+export function secureDataDir(dataDir: string, log: Logger, platform: NodeJS.Platform = process.platform): void {
+  // Windows has no modes to tighten (every file reads 0666): its access rules do this job (windows-acl.ts, issue 26).
+  if (platform === 'win32') return
   const changed: Array<{ path: string; from: string; to: string }> = []
   const refused: Array<{ path: string; mode: string; owner_uid: number; reason: string }> = []
   const tighten = (rel: string): Stats | null => {
@@ -180,7 +183,9 @@ export function assertDatabaseExists(dataDir: string): void {
 export function openDatabase(dataDir: string, opts: { log?: Logger; migrations?: readonly EmbeddedMigration[]; create?: boolean } = {}): Store {
   const log = opts.log ?? silentLogger
   if (opts.create === false) assertDatabaseExists(dataDir)
+  const isNew = !existsSync(dataDir)
   ensureDataDir(dataDir)
+  if (isNew) protectDataDirOnWindows(dataDir, log)
   secureDataDir(dataDir, log)
   const path = join(dataDir, DB_FILE)
   // SQLite makes a new database 0644 less the umask, and gives its -wal and -shm the database's mode: made 0600 first.

@@ -1,10 +1,11 @@
 // `timbre backup` / `timbre restore` (DESIGN §3): one .tar.gz with a consistent online snapshot and the instance keys.
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
+import { protectDataDirOnWindows } from '../db/windows-acl'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { OperatorError, TimbreError } from '../errors'
 import { silentLogger, type Logger } from '../log'
@@ -56,8 +57,18 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: {
         : { warning: 'El respaldo no incluye master.key: sin ella los certificados y CAF guardados no se pueden usar. Respáldela por separado.' }),
     }
   } finally {
-    rmSync(staging, { recursive: true, force: true })
+    removeStaging(staging)
   }
+}
+
+/**
+ * The staging folder is flat (only the files above), so its files go one by one and then the folder. Bun's recursive
+ * rmSync failed on Windows: under Wine it throws EFAULT for any folder, even an empty one, after the archive was
+ * written (issue 26, docs/decisions/platforms.md); unlink and rmdir work there.
+ */
+function removeStaging(dir: string): void {
+  for (const name of readdirSync(dir)) unlinkSync(join(dir, name))
+  rmdirSync(dir)
 }
 
 export interface RestoreResult {
@@ -143,6 +154,7 @@ export async function restoreBackup(input: { from: string; dataDir: string; log?
   assertEmpty(dataDir)
   await checkArchive(from, dataDir)
   ensureDataDir(dataDir)
+  protectDataDirOnWindows(dataDir, input.log ?? silentLogger) // before the keys land in it (issue 26)
   assertEmpty(dataDir)
   try {
     return await extractAndCheck(from, dataDir, input.log ?? silentLogger)

@@ -1,11 +1,12 @@
 // DESIGN §2: each setting as env var and flag, flag wins, bad values named.
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, loadConfig, parseDuration, parseSiiBackoff, SETTINGS } from '../../src/config'
+import { resolve } from 'node:path'
+import { absolutePath, ConfigError, dataDirFrom, defaultDataDir, loadConfig, parseDuration, parseSiiBackoff, SETTINGS, type HostFacts } from '../../src/config'
 
 describe('loadConfig', () => {
   test('defaults of DESIGN §2', () => {
     expect(loadConfig({}, {})).toMatchObject({
-      host: '127.0.0.1', port: 8080, dataDir: './data', sii: { kind: 'sii' }, submitEveryMs: 5000, trackEveryMs: 30_000,
+      host: '127.0.0.1', port: 8080, dataDir: resolve('data'), sii: { kind: 'sii' }, submitEveryMs: 5000, trackEveryMs: 30_000,
       deliverEveryMs: 2000, inboxEveryMs: 60_000, webhookAllowHttp: false, masterKey: null, jwtPublicKeys: [], cafLowStock: 10, log: 'info',
       rateLimit: 100, corsOrigins: [], tlsCert: null, tlsKey: null, demo: false,
     })
@@ -101,5 +102,58 @@ describe('TIMBRE_JWT_PUBLIC_KEYS (issue 18, hole 7)', () => {
   test.each(['/k/a.pem#issuer=x', '/k/a.pem#iss=', '/k/a.pem#iss=a&iss=b', '#iss=x', '/k/a.pem#aud='])('%s → ConfigError naming the setting', (raw) => {
     expect(() => keys(raw)).toThrow(ConfigError)
     expect(() => keys(raw)).toThrow('TIMBRE_JWT_PUBLIC_KEYS')
+  })
+})
+
+describe('data dir: absolute, per platform (issue 26, DESIGN §18)', () => {
+  const win = (execPath: string, isCompiled = true): HostFacts => ({
+    platform: 'win32',
+    cwd: 'C:\\Windows\\System32',
+    execPath,
+    isCompiled,
+    env: { ProgramFiles: 'C:\\Program Files', 'ProgramFiles(x86)': 'C:\\Program Files (x86)', ProgramData: 'D:\\ProgramData' },
+  })
+  const unix = (platform: NodeJS.Platform): HostFacts => ({ platform, cwd: '/srv/timbre', execPath: '/usr/local/bin/timbre', isCompiled: true, env: {} })
+
+  test.each([
+    ['a download folder: data beside the executable, not the System32 a scheduled task starts in', 'C:\\Users\\ana\\Downloads\\timbre\\timbre.exe', 'C:\\Users\\ana\\Downloads\\timbre\\data'],
+    ['installed under Program Files: %ProgramData%\\Timbre', 'C:\\Program Files\\Timbre\\timbre.exe', 'D:\\ProgramData\\Timbre'],
+    ['under Program Files (x86), another case', 'c:\\program files (x86)\\Timbre\\timbre.exe', 'D:\\ProgramData\\Timbre'],
+    ['a folder whose name only starts like Program Files', 'C:\\Program Files Tools\\timbre.exe', 'C:\\Program Files Tools\\data'],
+  ])('Windows, %s', (_why, execPath, expected) => {
+    expect(defaultDataDir(win(execPath))).toBe(expected)
+  })
+
+  test('Windows from source (bun src/main.ts): ./data of the folder it starts in', () => {
+    expect(defaultDataDir(win('C:\\bun\\bun.exe', false))).toBe('C:\\Windows\\System32\\data')
+  })
+
+  test('Windows without ProgramData in the environment: C:\\ProgramData\\Timbre', () => {
+    const facts = { ...win('C:\\Program Files\\Timbre\\timbre.exe'), env: { ProgramFiles: 'C:\\Program Files' } }
+    expect(defaultDataDir(facts)).toBe('C:\\ProgramData\\Timbre')
+  })
+
+  test.each(['linux', 'darwin'] as const)('%s: ./data of the folder it starts in, as before', (platform) => {
+    expect(defaultDataDir(unix(platform))).toBe('/srv/timbre/data')
+  })
+
+  test('every value becomes absolute: relative against the folder it starts in, absolute as given, empty is the default', () => {
+    expect(absolutePath('datos', unix('linux'))).toBe('/srv/timbre/datos')
+    expect(absolutePath('../otra/./datos', unix('linux'))).toBe('/srv/otra/datos')
+    expect(absolutePath('/var/lib/timbre', unix('linux'))).toBe('/var/lib/timbre')
+    expect(absolutePath('', unix('linux'))).toBe('/srv/timbre/data')
+    const facts = win('E:\\timbre\\timbre.exe')
+    expect(absolutePath('datos', facts)).toBe('C:\\Windows\\System32\\datos')
+    expect(absolutePath('E:\\Timbre\\datos', facts)).toBe('E:\\Timbre\\datos')
+    expect(absolutePath('', facts)).toBe('E:\\timbre\\data')
+  })
+
+  test('flag, environment and default all reach Config and the admin commands absolute', () => {
+    expect(loadConfig({ '--data-dir': 'x/y' }, {}).dataDir).toBe(resolve('x/y'))
+    expect(loadConfig({}, { TIMBRE_DATA_DIR: 'z' }).dataDir).toBe(resolve('z'))
+    expect(loadConfig({}, {}).dataDir).toBe(resolve('data'))
+    expect(dataDirFrom({ '--data-dir': 'x/y' }, {})).toBe(resolve('x/y'))
+    expect(dataDirFrom({}, { TIMBRE_DATA_DIR: 'z' })).toBe(resolve('z'))
+    expect(dataDirFrom({}, {})).toBe(resolve('data'))
   })
 })

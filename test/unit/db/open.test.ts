@@ -162,6 +162,18 @@ describe('secureDataDir (issue 18)', () => {
     expect(lines).toEqual([]) // nothing left to tighten, nothing logged
   })
 
+  test('on Windows it changes nothing and logs nothing: modes mean nothing there, access rules do the job (issue 26)', () => {
+    const dir = join(tempDir(), 'data')
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'master.key'), 'x')
+    chmodSync(join(dir, 'master.key'), 0o644)
+    chmodSync(dir, 0o755)
+    const lines: Array<Record<string, unknown>> = []
+    secureDataDir(dir, createLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)), 'win32')
+    expect(lines).toEqual([])
+    expect([statSync(dir).mode & 0o777, statSync(join(dir, 'master.key')).mode & 0o777]).toEqual([0o755, 0o644])
+  })
+
   test('a database made by openDatabase is 0600 with its WAL and shared memory, whatever the umask', () => {
     const before = process.umask(0o000)
     try {

@@ -1,0 +1,78 @@
+// The data dir on Windows (issue 26, DESIGN §18): file modes mean nothing there (Bun reports 0666 for every file and a
+// chmod changes nothing but the read-only bit), so the keys and the database are protected by the folder's access
+// rules instead: only the account Timbre runs as, the Administrators and SYSTEM, inherited by everything made in it.
+import { spawnSync } from 'node:child_process'
+import { userInfo } from 'node:os'
+import type { Logger } from '../log'
+
+/** Well-known SIDs, written `*SID` so icacls takes them on a Windows of any language ("Administradores"). */
+export const ADMINISTRATORS_SID = 'S-1-5-32-544'
+export const SYSTEM_SID = 'S-1-5-18'
+
+/**
+ * icacls's arguments: `/inheritance:r` drops what the folder inherited (Users may read C:\ProgramData's children),
+ * `/grant:r` replaces each principal's rights with Full control, inherited by files (OI) and folders (CI).
+ */
+export function icaclsArgs(dir: string, principal: string): string[] {
+  return [dir, '/inheritance:r', '/grant:r', `${principal}:(OI)(CI)F`, `*${ADMINISTRATORS_SID}:(OI)(CI)F`, `*${SYSTEM_SID}:(OI)(CI)F`]
+}
+
+/**
+ * The running account as icacls names it: its SID from `whoami /user /fo csv /nh` (`"pc\ana","S-1-5-21-…"`), which also
+ * works for SYSTEM (a scheduled task), whose user name is `PC$`, a name icacls cannot map; else the account's name (Wine's
+ * whoami prints no SID); else null.
+ */
+export function principalOf(whoamiCsv: string | null, userName: string | null): string | null {
+  const sid = whoamiCsv?.match(/"(S-1-[0-9-]+)"/)?.[1]
+  if (sid) return `*${sid}`
+  return userName || null
+}
+
+function currentUserName(): string | null {
+  try {
+    return userInfo().username
+  } catch {
+    return null
+  }
+}
+
+export interface CommandRun {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly error?: string
+}
+
+export type Runner = (file: string, args: readonly string[]) => CommandRun
+
+const runCommand: Runner = (file, args) => {
+  const r = spawnSync(file, [...args], { encoding: 'utf8', windowsHide: true, timeout: 15_000 })
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ...(r.error ? { error: r.error.message } : {}) }
+}
+
+const ACTION = 'deje el directorio de datos accesible solo a la cuenta que ejecuta Timbre, a Administradores y a SYSTEM (icacls o Propiedades > Seguridad)'
+
+/**
+ * Sets the data dir's access rules, once per start of `serve` and when `empresa create` or `restore` makes a data dir:
+ * the rules are inherited, so what is written later needs no call of its own. A failure is a warning with icacls's own
+ * words, never a reason not to start (as with the modes on Linux, docs/decisions/operations.md): the folder's owner or
+ * an administrator can fix it. Returns whether the rules were set. Only on Windows; elsewhere the modes do this job.
+ */
+export function protectDataDirOnWindows(dataDir: string, log: Logger, opts: { platform?: NodeJS.Platform; run?: Runner; userName?: string | null } = {}): boolean {
+  if ((opts.platform ?? process.platform) !== 'win32') return false
+  const run = opts.run ?? runCommand
+  const whoami = run('whoami', ['/user', '/fo', 'csv', '/nh'])
+  const principal = principalOf(whoami.status === 0 ? whoami.stdout : null, opts.userName !== undefined ? opts.userName : currentUserName())
+  if (principal === null) {
+    log.warn('data_dir.acl_failed', { data_dir: dataDir, reason: 'no se pudo saber con qué cuenta corre Timbre (whoami)', action: ACTION })
+    return false
+  }
+  const args = icaclsArgs(dataDir, principal)
+  const r = run('icacls', args)
+  if (r.status !== 0) {
+    log.warn('data_dir.acl_failed', { data_dir: dataDir, icacls: args, exit_code: r.status, reason: (r.error ?? `${r.stderr} ${r.stdout}`).trim(), action: ACTION })
+    return false
+  }
+  log.info('data_dir.acl_applied', { data_dir: dataDir, icacls: args })
+  return true
+}
