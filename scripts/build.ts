@@ -13,8 +13,9 @@ await $`${process.execPath} ${join(root, 'scripts/embed-migrations.ts')}`.cwd(ro
 console.error('[build 2/2] compiling src/main.ts into dist/timbre (bun build --compile)…')
 const result = await Bun.build({
   // Each Worker's code is an entry point too (src/worker-entry.ts): a Worker inside the binary can only start code the
-  // build embedded as an entry. The task pool's, the WAL checkpointer's, and the XSD validator's.
-  entrypoints: [join(root, 'src/main.ts'), join(root, 'src/workers/task-worker.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/xml/xsd-worker.ts')],
+  // build embedded as an entry. The task pool's, the WAL checkpointer's, the XSD validator's, and the scheduled
+  // backup's (issue 26).
+  entrypoints: [join(root, 'src/main.ts'), join(root, 'src/workers/task-worker.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/xml/xsd-worker.ts'), join(root, 'src/db/backup-worker.ts')],
   compile: { outfile },
   minify: true,
   target: 'bun',

@@ -15,6 +15,7 @@ import { siiTrackJob } from '../jobs/sii-track'
 import { webhookDeliverJob } from '../jobs/webhook-deliver'
 import { alertsJob } from '../jobs/alerts'
 import { intercambioJob } from '../jobs/intercambio'
+import { backupJob } from '../jobs/backup'
 import { siiReadiness } from '../services/readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
@@ -92,6 +93,14 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
   )
 }
 
+/** An S3 target without the keys (the default): the copies restore nothing sealed without master.key kept elsewhere. */
+function warnBackupKeys(config: Config, log: Logger): void {
+  if (config.backupS3Url !== null && !config.backupS3Keys)
+    log.warn('backup.s3_without_keys', {
+      message: 'las copias en S3 no incluyen master.key ni jwt-private.pem (TIMBRE_BACKUP_S3_KEYS=false): guarde la llave maestra aparte, sin ella los certificados y CAF restaurados no se pueden usar',
+    })
+}
+
 export interface RunningServer {
   readonly url: string
   readonly deps: Deps
@@ -111,7 +120,10 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     webhookDeliverJob(config.deliverEveryMs),
     alertsJob,
     intercambioJob(config.inboxEveryMs),
+    // Issue 26: only with a backup folder or bucket configured.
+    ...[backupJob(config)].filter((job) => job !== null),
   ])
+  warnBackupKeys(config, log)
   const consoleDoor = createConsoleDoor(deps)
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),
