@@ -1,5 +1,6 @@
 // Runs one scheduled backup's heavy steps on db/backup-worker.ts (issue 26, the 2-core rule): this thread only posts a
 // request and awaits the answer, so serving requests goes on while SQLite, gzip and integrity_check work elsewhere.
+import { Database } from 'bun:sqlite'
 import type { BackupWorkerAnswer, SnapshotAnswer, SnapshotRequest, VerifyAnswer, VerifyRequest } from './backup-worker'
 import { workerEntry } from '../worker-entry'
 
@@ -30,5 +31,15 @@ export function startBackupThread(): BackupThread {
     snapshot: (req) => ask<SnapshotAnswer>({ kind: 'snapshot', ...req }),
     verify: (req) => ask<VerifyAnswer>({ kind: 'verify', ...req }),
     close: () => worker.terminate(),
+  }
+}
+
+/** DTE rows in a snapshot file (`timbre backup --out`'s manifest, issue 26): a CLI process, not serve's thread. */
+export function countSnapshotDtes(path: string): number {
+  const db = new Database(path, { readonly: true })
+  try {
+    return (db.query('SELECT count(*) AS n FROM dtes').get() as { n: number }).n
+  } finally {
+    db.close()
   }
 }
