@@ -111,6 +111,15 @@ async function pack(req: SnapshotRequest, archive: SnapshotRequest['archives'][n
 /** Only what a backup holds, flat and regular (the rules of services/backup.ts refusedEntry, for our own reading). */
 const ARCHIVE_NAMES: ReadonlySet<string> = new Set([MANIFEST_FILE, SNAPSHOT_FILE, 'master.key', 'jwt-private.pem'])
 
+/** `ok`, or what is wrong: SQLite reports some damage as rows and some by refusing to read on (SQLITE_CORRUPT). */
+function integrityOf(db: Database): string {
+  try {
+    return (db.query('PRAGMA integrity_check').all() as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ')
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
 async function verify(req: VerifyRequest): Promise<VerifyAnswer> {
   const bytes = statSync(req.archive).size
   const sha256 = await sha256Of(req.archive)
@@ -127,8 +136,7 @@ async function verify(req: VerifyRequest): Promise<VerifyAnswer> {
   const manifest = existsSync(manifestPath) ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>) : {}
   const db = new Database(dbPath)
   try {
-    const rows = db.query('PRAGMA integrity_check').all() as Array<{ integrity_check: string }>
-    const integrity = rows.map((r) => r.integrity_check).join('; ')
+    const integrity = integrityOf(db)
     return { kind: 'verify', bytes, sha256, integrity, dteCount: integrity === 'ok' ? countDtes(db) : -1, manifest }
   } finally {
     db.close()
