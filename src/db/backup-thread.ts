@@ -1,12 +1,14 @@
 // Runs one scheduled backup's heavy steps on db/backup-worker.ts (issue 26, the 2-core rule): this thread only posts a
 // request and awaits the answer, so serving requests goes on while SQLite, gzip and integrity_check work elsewhere.
 import { Database } from 'bun:sqlite'
-import type { BackupWorkerAnswer, SnapshotAnswer, SnapshotRequest, VerifyAnswer, VerifyRequest } from './backup-worker'
+import type { BackupWorkerAnswer, BackupWorkerRequest, S3Access, SnapshotAnswer, SnapshotRequest, VerifyAnswer, VerifyRequest } from './backup-worker'
 import { workerEntry } from '../worker-entry'
 
 export interface BackupThread {
   snapshot(req: Omit<SnapshotRequest, 'kind'>): Promise<SnapshotAnswer>
   verify(req: Omit<VerifyRequest, 'kind'>): Promise<VerifyAnswer>
+  /** Uploads (`put`) or downloads (`get`) one S3 object between `path` and `key`, off this thread. */
+  s3(direction: 'put' | 'get', s3: S3Access, key: string, path: string): Promise<void>
   close(): void
 }
 
@@ -14,7 +16,7 @@ export interface BackupThread {
 export function startBackupThread(): BackupThread {
   const worker = new Worker(workerEntry('db/backup-worker'))
   let queue: Promise<unknown> = Promise.resolve()
-  const ask = <A extends BackupWorkerAnswer>(request: SnapshotRequest | VerifyRequest): Promise<A> => {
+  const ask = <A extends BackupWorkerAnswer>(request: BackupWorkerRequest): Promise<A> => {
     const next = queue.then(
       () =>
         new Promise<A>((resolve, reject) => {
@@ -30,6 +32,9 @@ export function startBackupThread(): BackupThread {
   return {
     snapshot: (req) => ask<SnapshotAnswer>({ kind: 'snapshot', ...req }),
     verify: (req) => ask<VerifyAnswer>({ kind: 'verify', ...req }),
+    s3: async (direction, s3, key, path) => {
+      await ask({ kind: direction === 'put' ? 's3-put' : 's3-get', s3, key, path })
+    },
     close: () => worker.terminate(),
   }
 }

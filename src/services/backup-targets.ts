@@ -6,6 +6,8 @@ import { existsSync, statSync } from 'node:fs'
 import { open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { BackupConfig } from '../config'
+import type { BackupThread } from '../db/backup-thread'
+import type { S3Access } from '../db/backup-worker'
 import { OperatorError } from '../errors'
 
 export interface TargetEntry {
@@ -20,9 +22,12 @@ export interface BackupTarget {
   /** Whether this target's copies carry master.key and jwt-private.pem (docs/decisions/backups.md "Keys"). */
   readonly includesKeys: boolean
   list(): Promise<TargetEntry[]>
-  /** Complete or absent under `name`: never a partial file under a final name. */
-  put(localPath: string, name: string): Promise<void>
-  get(name: string, localPath: string): Promise<void>
+  /**
+   * Complete or absent under `name`: never a partial file under a final name. `offload`, when given, carries the
+   * transfer off the calling thread (the S3 target uses it; a folder copy is already chunked async writes).
+   */
+  put(localPath: string, name: string, offload?: BackupThread): Promise<void>
+  get(name: string, localPath: string, offload?: BackupThread): Promise<void>
   readText(name: string): Promise<string>
   writeText(name: string, text: string): Promise<void>
   remove(name: string): Promise<void>
@@ -125,8 +130,12 @@ export interface S3Settings {
   readonly region: string | null
 }
 
+function s3Access(s: S3Settings, bucket = s.bucket): S3Access {
+  return { endpoint: s.url, bucket, accessKeyId: s.accessKey, secretAccessKey: s.secretKey, ...(s.region ? { region: s.region } : {}) }
+}
+
 function s3Client(s: S3Settings, bucket = s.bucket): S3Client {
-  return new S3Client({ endpoint: s.url, bucket, accessKeyId: s.accessKey, secretAccessKey: s.secretKey, ...(s.region ? { region: s.region } : {}) })
+  return new S3Client(s3Access(s, bucket))
 }
 
 /**
@@ -153,11 +162,13 @@ export function s3Target(s: S3Settings, opts: { prefix: string; includesKeys: bo
       } while (token)
       return out
     },
-    async put(localPath, name) {
-      await client.write(key(name), Bun.file(localPath))
+    async put(localPath, name, offload) {
+      if (offload) await offload.s3('put', s3Access(s), key(name), localPath)
+      else await client.write(key(name), Bun.file(localPath))
     },
-    async get(name, localPath) {
-      await Bun.write(localPath, client.file(key(name)))
+    async get(name, localPath, offload) {
+      if (offload) await offload.s3('get', s3Access(s), key(name), localPath)
+      else await Bun.write(localPath, client.file(key(name)))
     },
     readText: (name) => client.file(key(name)).text(),
     async writeText(name, text) {

@@ -124,7 +124,7 @@ interface CopyJob {
 async function copyToTarget(deps: BackupDeps, config: BackupConfig, thread: BackupThread, job: CopyJob): Promise<TargetOutcome> {
   const { target, archive, copy } = job
   try {
-    await target.put(archive.path, copy)
+    await target.put(archive.path, copy, thread)
   } catch (err) {
     return failed(target, copy, `no se pudo escribir la copia: ${messageOf(err)}`)
   }
@@ -149,7 +149,7 @@ async function copyToTarget(deps: BackupDeps, config: BackupConfig, thread: Back
 async function verifyFromTarget(deps: BackupDeps, thread: BackupThread, job: CopyJob): Promise<VerificationRecord> {
   const local = join(job.staging, `verify-${job.target.kind}.tar.gz`)
   rmSync(local, { force: true })
-  await job.target.get(job.copy, local)
+  await job.target.get(job.copy, local, thread)
   const workDir = join(job.staging, `verify-${job.target.kind}`)
   rmSync(workDir, { recursive: true, force: true })
   const v = await thread.verify({ archive: local, workDir }).catch((err: unknown) => {
