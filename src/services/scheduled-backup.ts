@@ -10,7 +10,7 @@ import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { startBackupThread, type BackupThread } from '../db/backup-thread'
 import type { ArchiveMade, SnapshotAnswer } from '../db/backup-worker'
 import { listWebhooks } from '../db/webhook-store'
-import { backupName, copiesToDelete, isBackupDue, parseBackupName, VERIFIED_SUFFIX, type StoredCopy } from '../domain/backups'
+import { backupName, copiesToDelete, isBackupDue, parseBackupName, VERIFIED_SUFFIX, type RunRecord, type StoredCopy } from '../domain/backups'
 import { OperatorError } from '../errors'
 import type { Logger } from '../log'
 import { VERSION } from '../version'
@@ -22,6 +22,8 @@ import { listEmpresas } from './empresas'
 import { emitEvent } from './events'
 
 export type BackupDeps = Pick<Deps, 'store' | 'clock' | 'log'>
+/** The settings a run reads (config.ts), named here for the jobs door, which does not import config.ts (STYLE §1). */
+export type { BackupConfig }
 
 export interface TargetOutcome {
   readonly target: BackupTarget['kind']
@@ -56,10 +58,16 @@ export interface VerificationRecord {
 
 class VerificationError extends OperatorError {}
 
-/** Whether the job should copy now: from the last attempt in the status file (domain/backups.ts isBackupDue). */
-export function isScheduledBackupDue(deps: Pick<Deps, 'store' | 'clock'>, config: BackupConfig): boolean {
-  const last = readBackupStatus(deps.store.dataDir).last_run
-  return isBackupDue(last === null ? null : { at: new Date(last.at), ok: last.ok }, deps.clock.now(), config.backupEveryMs)
+/**
+ * Whether the job should copy now: from the later of the last attempt in the status file (which `backup run` from
+ * cron also writes) and `remembered`, this process's own last attempt, so a status file that cannot be written (a
+ * full or read-only data dir) does not turn the period into one copy per tick (domain/backups.ts isBackupDue).
+ */
+export function isScheduledBackupDue(deps: Pick<Deps, 'store' | 'clock'>, config: BackupConfig, remembered: RunRecord | null = null): boolean {
+  const recorded = readBackupStatus(deps.store.dataDir).last_run
+  const onFile = recorded === null ? null : { at: new Date(recorded.at), ok: recorded.ok }
+  const last = onFile === null || (remembered !== null && remembered.at > onFile.at) ? remembered : onFile
+  return isBackupDue(last, deps.clock.now(), config.backupEveryMs)
 }
 
 /**
