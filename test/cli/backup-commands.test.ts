@@ -34,7 +34,7 @@ function dteRows(dataDir: string): unknown[] {
 beforeAll(async () => {
   s3 = await startS3()
   folder = tempDir('timbre-nas-')
-  s = await startTestServer()
+  s = await startTestServer({ flags: { '--submit-every': '1h', '--track-every': '1h' } })
   const tenant = await s.tenant(testRut())
   await provisionIssuer(s, tenant)
   for (let i = 0; i < 2; i++) expect((await issue(s, tenant, facturaSimple())).status).toBe(201)

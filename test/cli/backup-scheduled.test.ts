@@ -18,6 +18,7 @@ import { testClock, type TestClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startReceiver, type Receiver } from '../support/receiver'
 import { cuttingProxy, startS3, type TestS3 } from '../support/s3'
+import { consoleAdmin } from '../support/console'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 
 const DAY = 24 * 60 * 60 * 1000
@@ -93,7 +94,8 @@ beforeAll(async () => {
   clock = testClock({ at: new Date(START) })
   const env = { TIMBRE_BACKUP_DIR: folder, ...s3.env }
   config = backupConfigFrom({}, env)
-  s = await startTestServer({ clock, env, flags: { '--webhook-allow-http': 'true' } })
+  // SII and delivery jobs an hour apart: the DTEs' estado stays as issued, so a copy and the live base compare equal.
+  s = await startTestServer({ clock, env, flags: { '--webhook-allow-http': 'true', '--submit-every': '1h', '--track-every': '1h', '--deliver-every': '1h' } })
   tenant = await s.tenant(testRut())
   await provisionIssuer(s, tenant)
   for (let i = 0; i < 3; i++) expect((await issue(s, tenant, facturaSimple())).status).toBe(201)
@@ -209,6 +211,9 @@ describe('a copy that fails verification', () => {
     expect(String(r.body.backup.targets[0]?.last_failure_reason)).toMatch(/verificación falló/)
     expect(backupConsoleLine({ store: s.server.deps.store, config }, (iso) => iso)).toContain(`FALLÓ ${isoAt(START + 2 * DAY)}: la verificación falló`)
     expect(s.logs.some((l) => l.event === 'backup.failed' && l.level === 'error')).toBe(true)
+    // The administrator's console says it in one Spanish line, as an alert.
+    const page = await (await consoleAdmin(s)).get('/console/empresas')
+    expect(page.html).toMatch(/<p class="error-summary" id="respaldos" role="alert">Respaldo \(carpeta [^<]*: última copia verificada [^<]*; FALLÓ [^<]*: la verificación falló/)
 
     expect(await webhookDeliverJob(2000).runOnce(s.server.deps)).toBeGreaterThanOrEqual(1)
     const events = receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
@@ -224,6 +229,9 @@ describe('a copy that fails verification', () => {
     clock.advance(HOUR)
     expect(await backupJob(config)!.runOnce(s.server.deps)).toBe(2)
     expect((await ready()).body.checks.backup).toBe('ok')
+    const page = await (await consoleAdmin(s)).get('/console/empresas')
+    expect(page.html).toMatch(/<p class="card muted" id="respaldos">Respaldo \(carpeta [^<]*: última copia verificada/)
+    expect(page.html).not.toContain('FALLÓ')
   }, 30_000)
 })
 
