@@ -4,7 +4,7 @@ import { OperatorError } from '../errors'
 import { stderrLogger } from '../log'
 import { createBackup } from '../services/backup'
 import { configuredTargets } from '../services/backup-targets'
-import { listBackupCopies, restoreCopy, runScheduledBackup, S3_WITHOUT_KEYS_WARNING } from '../services/scheduled-backup'
+import { backupSettingWarnings, listBackupCopies, restoreCopy, runScheduledBackup } from '../services/scheduled-backup'
 import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, requireFlag, type Command, type FlagSpec } from './command'
 
@@ -74,8 +74,10 @@ export const backupRun: Command = {
     const config = backupConfigFrom(args.flags)
     requireTargets(config)
     const log = stderrLogger()
-    if (config.backupS3Url !== null && !config.backupS3Keys) log.warn('backup.s3_without_keys', { message: S3_WITHOUT_KEYS_WARNING })
-    const result = await withAdminStore(args, (deps) => runScheduledBackup({ ...deps, log }, config))
+    const result = await withAdminStore(args, (deps) => {
+      for (const w of backupSettingWarnings(config, deps.store.dataDir)) log.warn(w.event, { message: w.message })
+      return runScheduledBackup({ ...deps, log }, config)
+    })
     const failedTargets = result.targets.filter((t) => !t.ok)
     // A cron job learns of a failure by the exit code, and why from the error line on stderr.
     if (failedTargets.length > 0) throw new OperatorError(`el respaldo ${result.copy} falló en ${failedTargets.map((t) => `${t.location}: ${t.reason}`).join('; ')}`)

@@ -16,6 +16,7 @@ import { webhookDeliverJob } from '../jobs/webhook-deliver'
 import { alertsJob } from '../jobs/alerts'
 import { intercambioJob } from '../jobs/intercambio'
 import { backupJob } from '../jobs/backup'
+import { backupSettingWarnings } from '../services/scheduled-backup'
 import { siiReadiness } from '../services/readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
@@ -93,13 +94,6 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
   )
 }
 
-/** An S3 target without the keys (the default): the copies restore nothing sealed without master.key kept elsewhere. */
-function warnBackupKeys(config: Config, log: Logger): void {
-  if (config.backupS3Url !== null && !config.backupS3Keys)
-    log.warn('backup.s3_without_keys', {
-      message: 'las copias en S3 no incluyen master.key ni jwt-private.pem (TIMBRE_BACKUP_S3_KEYS=false): guarde la llave maestra aparte, sin ella los certificados y CAF restaurados no se pueden usar',
-    })
-}
 
 export interface RunningServer {
   readonly url: string
@@ -123,7 +117,8 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     // Issue 26: only with a backup folder or bucket configured.
     ...[backupJob(config)].filter((job) => job !== null),
   ])
-  warnBackupKeys(config, log)
+  // Issue 26: S3 copies without the master key, a backup folder on the data dir's own disk.
+  for (const w of backupSettingWarnings(config, config.dataDir)) log.warn(w.event, { message: w.message })
   const consoleDoor = createConsoleDoor(deps)
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),

@@ -15,7 +15,7 @@ import { OperatorError } from '../errors'
 import type { Logger } from '../log'
 import { VERSION } from '../version'
 import { restoreBackup, type RestoreResult } from './backup'
-import { backupTargets, downloadS3Copy, parseS3Name, stalePartials, type BackupTarget, type TargetEntry } from './backup-targets'
+import { backupTargets, downloadS3Copy, parseS3Name, s3SettingsOf, stalePartials, type BackupTarget, type TargetEntry } from './backup-targets'
 import { readBackupStatus, writeBackupStatus, type BackupStatus, type TargetStatus } from './backup-status'
 import type { Deps } from './deps'
 import { listEmpresas } from './empresas'
@@ -284,6 +284,21 @@ export interface BackupListing {
   readonly targets: ReadonlyArray<{ readonly target: BackupTarget['kind']; readonly location: string; readonly error: string | null }>
   readonly copies: readonly ListedCopy[]
   readonly warning?: string
+}
+
+/**
+ * What an operator should hear at start (serve) and before a `backup run`: the S3 copies lack the master key, and a
+ * backup folder on the data dir's own disk does not survive that disk (the one failure issue 26 is about).
+ */
+export function backupSettingWarnings(config: BackupConfig, dataDir: string): Array<{ event: string; message: string }> {
+  const out: Array<{ event: string; message: string }> = []
+  if (s3SettingsOf(config) !== null && !config.backupS3Keys) out.push({ event: 'backup.s3_without_keys', message: S3_WITHOUT_KEYS_WARNING })
+  if (config.backupDir !== null && existsSync(config.backupDir) && existsSync(dataDir) && statSync(config.backupDir).dev === statSync(dataDir).dev)
+    out.push({
+      event: 'backup.same_disk',
+      message: `la carpeta de respaldos ${resolve(config.backupDir)} está en el mismo disco que el directorio de datos: si ese disco falla se pierden ambos; use otro disco, un USB o una carpeta de red`,
+    })
+  return out
 }
 
 export const S3_WITHOUT_KEYS_WARNING =

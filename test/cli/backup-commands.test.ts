@@ -62,6 +62,7 @@ describe('backup run, list, restore --from s3://', () => {
     copy = result.copy
     expect(result).toMatchObject({ dte_count: 2, targets: [{ target: 'folder', ok: true, includes_keys: true }, { target: 's3', ok: true, includes_keys: false }] })
     expect(r.stderr).toContain('backup.s3_without_keys')
+    expect(r.stderr).toContain('backup.same_disk') // the test's folder and data dir share /tmp's disk
   }, 30_000)
 
   test('backup list shows both copies: target, time, bytes, verified, includes_keys; and warns about the master key', async () => {
