@@ -11,7 +11,7 @@ import { DATA_DIR_FLAG, requireFlag, type Command, type FlagSpec } from './comma
 export const backup: Command = {
   name: 'backup',
   summary: 'Respaldo en línea: un .tar.gz con una copia consistente de la base, master.key y jwt-private.pem.',
-  usage: 'timbre backup --out ARCHIVO.tar.gz [--no-keys]',
+  usage: 'timbre backup --out ARCHIVO.tar.gz [--no-keys]\n\nRespaldos automáticos a una carpeta o a S3: timbre backup run, timbre backup list (vea su --help).',
   flags: {
     '--out': { takesValue: true, help: 'archivo de salida' },
     '--no-keys': { takesValue: false, help: 'no incluye las llaves (sin master.key los certificados y CAF no se pueden usar)' },
