@@ -72,37 +72,55 @@ export function isScheduledBackupDue(deps: Pick<Deps, 'store' | 'clock'>, config
 
 /**
  * One copy now to every configured target (serve's job when due, `timbre backup run`). `targets` replaces the
- * configured ones (tests: a target that fails on purpose). Never throws for a target's failure: it is in the result.
+ * configured ones (tests: a target that fails on purpose). Never throws for a failure, even one before any target is
+ * reached (a full data dir): it is in the result, and it alerts like the others.
  */
 export async function runScheduledBackup(deps: BackupDeps, config: BackupConfig, opts: { targets?: readonly BackupTarget[] } = {}): Promise<BackupRunResult> {
   const targets = opts.targets ?? backupTargets(config)
   const now = deps.clock.now()
   const copy = backupName(now)
-  const staging = join(deps.store.dataDir, 'backups', `.staging-${Bun.randomUUIDv7()}`)
   const started = performance.now()
+  const run = await withStaging(deps, now, (staging, thread) => copyEverywhere(deps, config, thread, { targets, copy, staging, now })).catch(
+    (err: unknown) => ({ dteCount: null, outcomes: targets.map((t) => failed(t, copy, `no se pudo preparar la copia: ${messageOf(err)}`)) }),
+  )
+  await recordRun(deps, targets, run.outcomes, now)
+  deps.log.info('backup.run', { copy, dte_count: run.dteCount, ok: run.outcomes.every((o) => o.ok), duration_ms: Math.round(performance.now() - started) })
+  return { copy, created_at: isoTimestamp(now), dte_count: run.dteCount, targets: run.outcomes }
+}
+
+/** A staging folder in `<data-dir>/backups/` (the database's disk, not a RAM /tmp) and a backup thread, for one run. */
+async function withStaging<T>(deps: BackupDeps, now: Date, work: (staging: string, thread: BackupThread) => Promise<T>): Promise<T> {
   removeStaleStaging(deps, now)
+  const staging = join(deps.store.dataDir, 'backups', `.staging-${Bun.randomUUIDv7()}`)
   mkdirSync(staging, { recursive: true, mode: 0o700 })
   const thread = startBackupThread()
-  let outcomes: TargetOutcome[]
-  let dteCount: number | null = null
   try {
-    const snap = await takeSnapshot(deps, thread, staging, now, targets).then(
-      (s) => ({ ok: true as const, s }),
-      (err: unknown) => ({ ok: false as const, reason: `la copia de la base falló: ${messageOf(err)}` }),
-    )
-    if (snap.ok) dteCount = snap.s.dteCount
-    outcomes = []
-    for (const target of targets) {
-      const archive = snap.ok ? snap.s.archives.find((a) => a.includesKeys === target.includesKeys)! : null
-      outcomes.push(archive ? await copyToTarget(deps, config, thread, { target, archive, copy, staging, snapshot: snap.ok ? snap.s : null }) : failed(target, copy, snap.ok ? 'sin archivo' : snap.reason))
-    }
+    return await work(staging, thread)
   } finally {
     thread.close()
     rmSync(staging, { recursive: true, force: true })
   }
-  await recordRun(deps, targets, outcomes, now)
-  deps.log.info('backup.run', { copy, dte_count: dteCount, ok: outcomes.every((o) => o.ok), duration_ms: Math.round(performance.now() - started) })
-  return { copy, created_at: isoTimestamp(now), dte_count: dteCount, targets: outcomes }
+}
+
+/** One snapshot, then each target in turn; a snapshot that failed fails every target with its reason. */
+async function copyEverywhere(
+  deps: BackupDeps,
+  config: BackupConfig,
+  thread: BackupThread,
+  run: { targets: readonly BackupTarget[]; copy: string; staging: string; now: Date },
+): Promise<{ dteCount: number | null; outcomes: TargetOutcome[] }> {
+  let snapshot: SnapshotAnswer
+  try {
+    snapshot = await takeSnapshot(deps, thread, run.staging, run.now, run.targets)
+  } catch (err) {
+    return { dteCount: null, outcomes: run.targets.map((t) => failed(t, run.copy, `la copia de la base falló: ${messageOf(err)}`)) }
+  }
+  const outcomes: TargetOutcome[] = []
+  for (const target of run.targets) {
+    const archive = snapshot.archives.find((a) => a.includesKeys === target.includesKeys)!
+    outcomes.push(await copyToTarget(deps, config, thread, { target, archive, copy: run.copy, staging: run.staging, snapshot }))
+  }
+  return { dteCount: snapshot.dteCount, outcomes }
 }
 
 async function takeSnapshot(deps: BackupDeps, thread: BackupThread, staging: string, now: Date, targets: readonly BackupTarget[]): Promise<SnapshotAnswer> {
@@ -126,7 +144,7 @@ interface CopyJob {
   readonly archive: ArchiveMade
   readonly copy: string
   readonly staging: string
-  readonly snapshot: SnapshotAnswer | null
+  readonly snapshot: SnapshotAnswer
 }
 
 async function copyToTarget(deps: BackupDeps, config: BackupConfig, thread: BackupThread, job: CopyJob): Promise<TargetOutcome> {
@@ -149,7 +167,7 @@ async function copyToTarget(deps: BackupDeps, config: BackupConfig, thread: Back
     deps.log.warn('backup.retention_failed', { target: target.kind, location: target.location, error: messageOf(err) })
     return [] as string[]
   })
-  deps.log.info('backup.completed', { target: target.kind, location: target.location, copy, bytes: archive.bytes, dte_count: job.snapshot?.dteCount, deleted })
+  deps.log.info('backup.completed', { target: target.kind, location: target.location, copy, bytes: archive.bytes, dte_count: job.snapshot.dteCount, deleted })
   return { target: target.kind, location: target.location, ok: true, copy, bytes: archive.bytes, includes_keys: archive.includesKeys, reason: null, deleted }
 }
 
@@ -165,7 +183,7 @@ async function verifyFromTarget(deps: BackupDeps, thread: BackupThread, job: Cop
   })
   rmSync(workDir, { recursive: true, force: true })
   rmSync(local, { force: true })
-  const expected = job.snapshot?.dteCount
+  const expected = job.snapshot.dteCount
   if (v.sha256 !== job.archive.sha256) throw new VerificationError(`los bytes leídos de vuelta no son los escritos (sha256 ${v.sha256.slice(0, 12)}… ≠ ${job.archive.sha256.slice(0, 12)}…)`)
   if (v.integrity !== 'ok') throw new VerificationError(`integrity_check: ${v.integrity.slice(0, 200)}`)
   if (v.manifest.dte_count !== expected || v.dteCount !== expected)

@@ -5,7 +5,7 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { S3Client } from 'bun'
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { x as tarExtract } from 'tar'
 import { backupConfigFrom, type BackupConfig } from '../../src/config'
@@ -274,3 +274,24 @@ describe('the target disappears mid-copy', () => {
     expect(after).toEqual([...before, nameAt(clock.now().getTime()), `${nameAt(clock.now().getTime())}.verified.json`].sort())
   }, 30_000)
 })
+
+test('a run that cannot even stage its snapshot (the data dir full or broken) fails every target and alerts, without throwing', async () => {
+  clock.advance(DAY)
+  const backups = join(s.dataDir, 'backups')
+  renameSync(backups, `${backups}-aparte`)
+  writeFileSync(backups, 'no es una carpeta')
+  try {
+    const before = folderNames()
+    const result = await runScheduledBackup(s.server.deps, config)
+    expect(result.targets.map((t) => [t.target, t.ok])).toEqual([
+      ['folder', false],
+      ['s3', false],
+    ])
+    for (const t of result.targets) expect(t.reason).toMatch(/no se pudo preparar la copia/)
+    expect(folderNames()).toEqual(before)
+    expect(s.logs.filter((l) => l.event === 'backup.failed' && String(l.reason).includes('no se pudo preparar')).length).toBe(2)
+  } finally {
+    rmSync(backups, { force: true })
+    renameSync(`${backups}-aparte`, backups)
+  }
+}, 30_000)
