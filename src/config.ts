@@ -378,13 +378,20 @@ function checkBackupS3(config: BackupConfig): void {
   if (missing.length > 0 && missing.length < 4) throw new ConfigError(`${missing.join(', ')}: falta para el respaldo en S3 (se necesitan URL, bucket, access key y secret key)`)
 }
 
-/** The backup settings alone, for `timbre backup run|list` and `restore --from s3://` (same env as serve, same checks). */
-export function backupConfigFrom(flags: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>> = process.env): BackupConfig {
+/**
+ * The backup settings alone, for `timbre backup run|list` and `restore --from s3://` (same env as serve, same checks).
+ * `fallback` fills variables the environment lacks: `restore --from s3://bucket/key` names its bucket itself.
+ */
+export function backupConfigFrom(
+  flags: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  fallback: Readonly<Record<string, string>> = {},
+): BackupConfig {
   const out: Record<string, unknown> = {}
   for (const key of BACKUP_KEYS) {
     const s = SETTINGS[key] as Setting<keyof Config>
     const fromFlag = s.flag ? flags[s.flag] : undefined
-    const fromEnv = s.env ? env[s.env] : undefined
+    const fromEnv = s.env ? (env[s.env] ?? fallback[s.env]) : undefined
     out[key] = s.parse(fromFlag ?? fromEnv ?? s.default, fromFlag !== undefined ? s.flag! : (s.env ?? key))
   }
   const config = out as unknown as BackupConfig

@@ -3,7 +3,7 @@ import { backupConfigFrom, dataDirFrom, type BackupConfig } from '../config'
 import { OperatorError } from '../errors'
 import { stderrLogger } from '../log'
 import { createBackup } from '../services/backup'
-import { configuredTargets } from '../services/backup-targets'
+import { configuredTargets, parseS3Name } from '../services/backup-targets'
 import { backupSettingWarnings, listBackupCopies, restoreCopy, runScheduledBackup } from '../services/scheduled-backup'
 import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, requireFlag, type Command, type FlagSpec } from './command'
@@ -32,8 +32,10 @@ export const restore: Command = {
   flags: { '--from': { takesValue: true, help: 'archivo de respaldo o s3://bucket/clave' }, ...DATA_DIR_FLAG },
   async run(args) {
     const from = requireFlag(args, '--from')
-    // The S3 settings only matter for an s3:// name: a restore from a file never fails on an unrelated setting.
-    const config = from.startsWith('s3://') ? backupConfigFrom(args.flags) : backupConfigFrom({}, {})
+    // The S3 settings only matter for an s3:// name (whose bucket is its own): a restore from a file never fails on an
+    // unrelated setting.
+    const s3 = parseS3Name(from)
+    const config = s3 ? backupConfigFrom(args.flags, undefined, { TIMBRE_BACKUP_S3_BUCKET: s3.bucket }) : backupConfigFrom({}, {})
     return restoreCopy({ from, dataDir: dataDirFrom(args.flags), log: stderrLogger(), config })
   },
 }
