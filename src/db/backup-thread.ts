@@ -8,7 +8,7 @@ export interface BackupThread {
   snapshot(req: Omit<SnapshotRequest, 'kind'>): Promise<SnapshotAnswer>
   verify(req: Omit<VerifyRequest, 'kind'>): Promise<VerifyAnswer>
   /** Uploads (`put`) or downloads (`get`) one S3 object between `path` and `key`, off this thread. */
-  s3(direction: 'put' | 'get', s3: S3Access, key: string, path: string): Promise<void>
+  s3(direction: 'put' | 'get', s3: S3Access, key: string, path: string, timeoutMs: number): Promise<void>
   close(): void
 }
 
@@ -32,8 +32,8 @@ export function startBackupThread(): BackupThread {
   return {
     snapshot: (req) => ask<SnapshotAnswer>({ kind: 'snapshot', ...req }),
     verify: (req) => ask<VerifyAnswer>({ kind: 'verify', ...req }),
-    s3: async (direction, s3, key, path) => {
-      await ask({ kind: direction === 'put' ? 's3-put' : 's3-get', s3, key, path })
+    s3: async (direction, s3, key, path, timeoutMs) => {
+      await ask({ kind: direction === 'put' ? 's3-put' : 's3-get', s3, key, path, timeoutMs })
     },
     close: () => worker.terminate(),
   }

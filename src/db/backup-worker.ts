@@ -75,6 +75,8 @@ export interface TransferRequest {
   readonly s3: S3Access
   readonly key: string
   readonly path: string
+  /** A server that accepts and never answers must fail the copy (and alert), not hold the job for ever. */
+  readonly timeoutMs: number
 }
 
 export type BackupWorkerRequest = SnapshotRequest | VerifyRequest | TransferRequest
@@ -166,8 +168,17 @@ async function verify(req: VerifyRequest): Promise<VerifyAnswer> {
 
 async function transfer(req: TransferRequest): Promise<{ kind: 'done' }> {
   const file = new S3Client(req.s3).file(req.key)
-  if (req.kind === 's3-put') await file.write(Bun.file(req.path))
-  else await Bun.write(req.path, file)
+  const work = req.kind === 's3-put' ? file.write(Bun.file(req.path)) : Bun.write(req.path, file)
+  // On time-out the request may go on in the background; the run terminates this worker when it ends.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`el servidor S3 no terminó la transferencia en ${Math.round(req.timeoutMs / 1000)} s`)), req.timeoutMs)
+  })
+  try {
+    await Promise.race([work, late])
+  } finally {
+    clearTimeout(timer)
+  }
   return { kind: 'done' }
 }
 

@@ -139,12 +139,37 @@ function s3Client(s: S3Settings, bucket = s.bucket): S3Client {
 }
 
 /**
+ * How long S3 may take. A transfer gets `floorMs` plus its size at `minBytesPerSecond` (64 KB/s: a 1 GB archive gets
+ * about 4.5 h); a listing, a record or a delete gets `callMs`. A server that accepts and never answers then fails the
+ * copy, which alerts and is retried, instead of holding the job (which never overlaps itself) for ever.
+ */
+export interface S3Timeouts {
+  readonly callMs: number
+  readonly floorMs: number
+  readonly minBytesPerSecond: number
+}
+
+export const S3_TIMEOUTS: S3Timeouts = { callMs: 60_000, floorMs: 5 * 60_000, minBytesPerSecond: 64 * 1024 }
+
+function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BackupTargetError(`el servidor S3 no respondió en ${Math.round(ms / 1000)} s (${what})`)), ms)
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+/**
  * An S3 target. A PUT (or a multipart upload, which Bun uses for large bodies) creates the object only when it
  * completes, so an upload cut short leaves nothing under the name. Keys are `prefix + name`.
  */
-export function s3Target(s: S3Settings, opts: { prefix: string; includesKeys: boolean }): BackupTarget {
+export function s3Target(s: S3Settings, opts: { prefix: string; includesKeys: boolean; timeouts?: S3Timeouts }): BackupTarget {
   const client = s3Client(s)
   const key = (name: string) => `${opts.prefix}${name}`
+  const t = opts.timeouts ?? S3_TIMEOUTS
+  const transferMs = (bytes: number) => t.floorMs + Math.ceil((bytes / t.minBytesPerSecond) * 1000)
+  /** Sizes this target uploaded, so reading a copy back gets the same allowance. */
+  const putBytes = new Map<string, number>()
   return {
     kind: 's3',
     location: `s3://${s.bucket}/${opts.prefix}`,
@@ -153,7 +178,7 @@ export function s3Target(s: S3Settings, opts: { prefix: string; includesKeys: bo
       const out: TargetEntry[] = []
       let token: string | undefined
       do {
-        const page = await client.list({ prefix: opts.prefix, ...(token ? { continuationToken: token } : {}) })
+        const page = await within(client.list({ prefix: opts.prefix, ...(token ? { continuationToken: token } : {}) }), t.callMs, 'listar')
         for (const o of page.contents ?? []) {
           const name = o.key.slice(opts.prefix.length)
           if (name !== '' && !name.includes('/')) out.push({ name, bytes: o.size ?? 0 })
@@ -163,19 +188,22 @@ export function s3Target(s: S3Settings, opts: { prefix: string; includesKeys: bo
       return out
     },
     async put(localPath, name, offload) {
-      if (offload) await offload.s3('put', s3Access(s), key(name), localPath)
-      else await client.write(key(name), Bun.file(localPath))
+      const bytes = statSync(localPath).size
+      putBytes.set(name, bytes)
+      if (offload) await offload.s3('put', s3Access(s), key(name), localPath, transferMs(bytes))
+      else await within(client.write(key(name), Bun.file(localPath)), transferMs(bytes), 'subir')
     },
     async get(name, localPath, offload) {
-      if (offload) await offload.s3('get', s3Access(s), key(name), localPath)
-      else await Bun.write(localPath, client.file(key(name)))
+      const ms = transferMs(putBytes.get(name) ?? 0)
+      if (offload) await offload.s3('get', s3Access(s), key(name), localPath, ms)
+      else await within(Bun.write(localPath, client.file(key(name))), ms, 'descargar')
     },
-    readText: (name) => client.file(key(name)).text(),
+    readText: (name) => within(client.file(key(name)).text(), t.callMs, 'leer'),
     async writeText(name, text) {
-      await client.write(key(name), text, { type: 'application/json' })
+      await within(client.write(key(name), text, { type: 'application/json' }), t.callMs, 'escribir')
     },
     async remove(name) {
-      await client.delete(key(name))
+      await within(client.delete(key(name)), t.callMs, 'borrar')
     },
   }
 }

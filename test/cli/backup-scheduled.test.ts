@@ -17,7 +17,7 @@ import { restoreCopy, runScheduledBackup } from '../../src/services/scheduled-ba
 import { testClock, type TestClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startReceiver, type Receiver } from '../support/receiver'
-import { cuttingProxy, startS3, type TestS3 } from '../support/s3'
+import { cuttingProxy, silentServer, startS3, type TestS3 } from '../support/s3'
 import { consoleAdmin } from '../support/console'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -274,6 +274,27 @@ describe('the target disappears mid-copy', () => {
     expect(after).toEqual([...before, nameAt(clock.now().getTime()), `${nameAt(clock.now().getTime())}.verified.json`].sort())
   }, 30_000)
 })
+
+test('an S3 server that accepts and never answers: the copy fails at its deadline and alerts instead of hanging the job', async () => {
+  clock.advance(DAY)
+  const hung = await silentServer()
+  try {
+    const target = s3Target(
+      { url: hung.url, bucket: s3.bucket, accessKey: s3.accessKey, secretKey: s3.secretKey, region: null },
+      { prefix: '', includesKeys: false, timeouts: { callMs: 300, floorMs: 300, minBytesPerSecond: 1024 * 1024 * 1024 } },
+    )
+    const started = performance.now()
+    const result = await runScheduledBackup(s.server.deps, config, { targets: [target] })
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(result.targets[0]).toMatchObject({ ok: false, deleted: [] })
+    expect(result.targets[0]!.reason).toMatch(/no terminó la transferencia|no respondió/)
+    expect((await ready()).body.checks.backup).toBe('fail')
+  } finally {
+    hung.stop()
+  }
+  clock.advance(HOUR)
+  expect(await backupJob(config)!.runOnce(s.server.deps)).toBe(2)
+}, 30_000)
 
 test('a run that cannot even stage its snapshot (the data dir full or broken) fails every target and alerts, without throwing', async () => {
   clock.advance(DAY)

@@ -81,3 +81,23 @@ export function cuttingProxy(upstreamUrl: string, cutAfterBytes: number): Promis
     }),
   )
 }
+
+/** A server that accepts connections and never answers: an S3 endpoint that hangs. */
+export function silentServer(): Promise<{ url: string; stop(): void }> {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => undefined)
+  })
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+        stop: () => {
+          for (const s of sockets) s.destroy()
+          server.close()
+        },
+      }),
+    ),
+  )
+}
