@@ -1,10 +1,10 @@
 // What the scheduled backups last did (issue 26), kept in `<data-dir>/backups/status.json` so that GET /ready, the
 // console and `timbre backup list` see the runs of serve's job and of a `timbre backup run` from cron alike, and a
 // restart does not forget a failure. Written whole to a temporary name and renamed: a reader sees the old or the new.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import type { BackupConfig } from '../config'
-import { configuredTargets, type BackupTarget } from './backup-targets'
+import { configuredTargets, s3SettingsOf, type BackupTarget } from './backup-targets'
 
 export interface TargetStatus {
   readonly kind: BackupTarget['kind']
@@ -96,3 +96,21 @@ export function backupConsoleLine(deps: { readonly store: { readonly dataDir: st
     })
     .join(' ')
 }
+
+/**
+ * What an operator should hear at start (serve) and before a `backup run`: the S3 copies lack the master key, and a
+ * backup folder on the data dir's own disk does not survive that disk (the one failure issue 26 is about).
+ */
+export function backupSettingWarnings(config: BackupConfig, dataDir: string): Array<{ event: string; message: string }> {
+  const out: Array<{ event: string; message: string }> = []
+  if (s3SettingsOf(config) !== null && !config.backupS3Keys) out.push({ event: 'backup.s3_without_keys', message: S3_WITHOUT_KEYS_WARNING })
+  if (config.backupDir !== null && existsSync(config.backupDir) && existsSync(dataDir) && statSync(config.backupDir).dev === statSync(dataDir).dev)
+    out.push({
+      event: 'backup.same_disk',
+      message: `la carpeta de respaldos ${resolve(config.backupDir)} está en el mismo disco que el directorio de datos: si ese disco falla se pierden ambos; use otro disco, un USB o una carpeta de red`,
+    })
+  return out
+}
+
+export const S3_WITHOUT_KEYS_WARNING =
+  'Las copias en S3 no incluyen master.key (TIMBRE_BACKUP_S3_KEYS=false): guarde la llave maestra aparte; sin ella los certificados y CAF restaurados no se pueden usar.'

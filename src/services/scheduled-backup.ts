@@ -3,7 +3,7 @@
 // (integrity_check, DTE count), a verification record beside it, then retention. A copy that fails is removed, never
 // counted, alerts (log, `backup.failed` webhooks, /ready, console), and the target's older copies stay untouched.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { isoTimestamp } from '../clock'
 import type { BackupConfig } from '../config'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
@@ -12,10 +12,8 @@ import type { ArchiveMade, SnapshotAnswer } from '../db/backup-worker'
 import { listWebhooks } from '../db/webhook-store'
 import { backupName, copiesToDelete, isBackupDue, parseBackupName, VERIFIED_SUFFIX, type RunRecord, type StoredCopy } from '../domain/backups'
 import { OperatorError } from '../errors'
-import type { Logger } from '../log'
 import { VERSION } from '../version'
-import { restoreBackup, type RestoreResult } from './backup'
-import { backupTargets, downloadS3Copy, parseS3Name, s3SettingsOf, stalePartials, type BackupTarget, type TargetEntry } from './backup-targets'
+import { backupTargets, stalePartials, type BackupTarget, type TargetEntry } from './backup-targets'
 import { readBackupStatus, writeBackupStatus, type BackupStatus, type TargetStatus } from './backup-status'
 import type { Deps } from './deps'
 import { listEmpresas } from './empresas'
@@ -281,94 +279,4 @@ function alert(deps: BackupDeps, t: TargetStatus, now: Date): void {
 
 function messageOf(err: unknown): string {
   return (err as Error)?.message ?? String(err)
-}
-
-export interface ListedCopy {
-  readonly name: string
-  readonly target: BackupTarget['kind']
-  readonly location: string
-  /** The snapshot's instant, from the name. */
-  readonly at: string
-  readonly bytes: number
-  readonly verified: boolean
-  /** From the verification record; null for an unverified copy (its archive is not opened to find out). */
-  readonly includes_keys: boolean | null
-  readonly dte_count: number | null
-  /** What to pass to `timbre restore --from`. */
-  readonly restore_from: string
-}
-
-export interface BackupListing {
-  readonly targets: ReadonlyArray<{ readonly target: BackupTarget['kind']; readonly location: string; readonly error: string | null }>
-  readonly copies: readonly ListedCopy[]
-  readonly warning?: string
-}
-
-/**
- * What an operator should hear at start (serve) and before a `backup run`: the S3 copies lack the master key, and a
- * backup folder on the data dir's own disk does not survive that disk (the one failure issue 26 is about).
- */
-export function backupSettingWarnings(config: BackupConfig, dataDir: string): Array<{ event: string; message: string }> {
-  const out: Array<{ event: string; message: string }> = []
-  if (s3SettingsOf(config) !== null && !config.backupS3Keys) out.push({ event: 'backup.s3_without_keys', message: S3_WITHOUT_KEYS_WARNING })
-  if (config.backupDir !== null && existsSync(config.backupDir) && existsSync(dataDir) && statSync(config.backupDir).dev === statSync(dataDir).dev)
-    out.push({
-      event: 'backup.same_disk',
-      message: `la carpeta de respaldos ${resolve(config.backupDir)} está en el mismo disco que el directorio de datos: si ese disco falla se pierden ambos; use otro disco, un USB o una carpeta de red`,
-    })
-  return out
-}
-
-export const S3_WITHOUT_KEYS_WARNING =
-  'Las copias en S3 no incluyen master.key (TIMBRE_BACKUP_S3_KEYS=false): guarde la llave maestra aparte; sin ella los certificados y CAF restaurados no se pueden usar.'
-
-/** `timbre backup list`: the copies of every configured target, newest first; a target that cannot be read says why. */
-export async function listBackupCopies(config: BackupConfig, opts: { targets?: readonly BackupTarget[] } = {}): Promise<BackupListing> {
-  const targets = opts.targets ?? backupTargets(config)
-  const listed: BackupListing['targets'][number][] = []
-  const copies: ListedCopy[] = []
-  for (const target of targets) {
-    try {
-      const entries = await target.list()
-      const bytes = new Map(entries.map((e) => [e.name, e.bytes]))
-      for (const c of storedCopies(entries)) copies.push(await listedCopy(target, c, bytes.get(c.name) ?? 0))
-      listed.push({ target: target.kind, location: target.location, error: null })
-    } catch (err) {
-      listed.push({ target: target.kind, location: target.location, error: messageOf(err) })
-    }
-  }
-  copies.sort((a, b) => (a.at === b.at ? a.location.localeCompare(b.location) : a.at < b.at ? 1 : -1))
-  const s3WithoutKeys = targets.some((t) => t.kind === 's3' && !t.includesKeys)
-  return { targets: listed, copies, ...(s3WithoutKeys ? { warning: S3_WITHOUT_KEYS_WARNING } : {}) }
-}
-
-async function listedCopy(target: BackupTarget, c: StoredCopy, bytes: number): Promise<ListedCopy> {
-  const record = c.verified ? await target.readText(`${c.name}${VERIFIED_SUFFIX}`).then((t) => JSON.parse(t) as VerificationRecord).catch(() => null) : null
-  return {
-    name: c.name,
-    target: target.kind,
-    location: target.location,
-    at: isoTimestamp(c.at),
-    bytes,
-    verified: record !== null && record.bytes === bytes,
-    includes_keys: record?.includes_keys ?? null,
-    dte_count: record?.dte_count ?? null,
-    restore_from: target.kind === 'folder' ? join(target.location, c.name) : `${target.location}${c.name}`,
-  }
-}
-
-/**
- * `timbre restore --from FILE|s3://bucket/key`: an s3:// name is downloaded (endpoint and credentials of the backup
- * settings) beside the data dir, on its disk rather than a RAM-backed /tmp, then restored as a file is.
- */
-export async function restoreCopy(input: { from: string; dataDir: string; log?: Logger; config: BackupConfig }): Promise<RestoreResult> {
-  const s3 = parseS3Name(input.from)
-  if (s3 === null) return restoreBackup(input)
-  const local = `${resolve(input.dataDir)}.download-${Bun.randomUUIDv7()}.tar.gz`
-  try {
-    await downloadS3Copy(input.config, s3, local)
-    return await restoreBackup({ ...input, from: local })
-  } finally {
-    rmSync(local, { force: true })
-  }
 }
