@@ -6,9 +6,15 @@ const root = join(import.meta.dir, '..')
 
 /**
  * Each Worker's code is an entry point too (src/worker-entry.ts): a Worker inside the binary can only start code the
- * build embedded as an entry. The task pool's, the WAL checkpointer's, and the XSD validator's.
+ * build embedded as an entry. The task pool's, the WAL checkpointer's, the XSD validator's, and the scheduled backup's.
  */
-export const ENTRYPOINTS: readonly string[] = ['src/main.ts', 'src/workers/task-worker.ts', 'src/db/checkpoint-worker.ts', 'src/xml/xsd-worker.ts'].map(
+export const ENTRYPOINTS: readonly string[] = [
+  'src/main.ts',
+  'src/workers/task-worker.ts',
+  'src/db/checkpoint-worker.ts',
+  'src/xml/xsd-worker.ts',
+  'src/db/backup-worker.ts',
+].map(
   (entry) => join(root, entry),
 )
 

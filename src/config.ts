@@ -47,6 +47,28 @@ export interface Config {
    * with SIGKILL when a group of at least N issuances is about to commit, or has just committed and is not answered yet.
    */
   readonly faultGroupCommit: GroupCommitFault | null
+  // Scheduled, verified backups (DESIGN §18, issue 26; docs/decisions/backups.md). No target: no backup job.
+  /** A folder on another disk, a USB drive or a NAS share; null: no folder target. */
+  readonly backupDir: string | null
+  /** S3-compatible endpoint (`https://s3.us-east-1.amazonaws.com`, a MinIO); null: no S3 target. */
+  readonly backupS3Url: string | null
+  readonly backupS3Bucket: string | null
+  readonly backupS3AccessKey: string | null
+  readonly backupS3SecretKey: string | null
+  /** Region signed into each request; null: Bun's default (us-east-1), which MinIO and most others accept. */
+  readonly backupS3Region: string | null
+  /** Key prefix inside the bucket (`timbre/empresa-x/`), so one bucket can hold several instances; '' for none. */
+  readonly backupS3Prefix: string
+  /** The S3 copies carry master.key and jwt-private.pem only when true (docs/decisions/backups.md "Keys"). */
+  readonly backupS3Keys: boolean
+  readonly backupEveryMs: number
+  readonly backupKeep: BackupKeep
+}
+
+/** TIMBRE_BACKUP_KEEP: the newest verified copy of each of the last `days` calendar days and `months` months (Santiago). */
+export interface BackupKeep {
+  readonly days: number
+  readonly months: number
 }
 
 export interface JwtPublicKeySetting {
@@ -227,6 +249,40 @@ export function absolutePath(raw: string, facts: HostFacts = hostFacts()): strin
   return raw === '' ? defaultDataDir(facts) : pathsOf(facts).resolve(facts.cwd, raw)
 }
 
+/** `7d,12m`: days and months, each at most once, in any order; a missing one is 0 (only the newest copy then). */
+export function parseBackupKeep(raw: string, name: string): BackupKeep {
+  const keep = { days: 0, months: 0 }
+  const seen = new Set<string>()
+  for (const part of list(raw)) {
+    const m = /^(\d{1,4})([dm])$/.exec(part)
+    if (!m || seen.has(m[2]!)) fail(name, `se espera algo como 7d,12m (días y meses, cada uno una vez), se recibió "${raw}"`)
+    seen.add(m[2]!)
+    if (m[2] === 'd') keep.days = Number(m[1])
+    else keep.months = Number(m[1])
+  }
+  if (seen.size === 0) fail(name, `se espera algo como 7d,12m, se recibió "${raw}"`)
+  return keep
+}
+
+function parseHttpUrl(raw: string, name: string): string | null {
+  if (raw.trim() === '') return null
+  let url: URL
+  try {
+    url = new URL(raw.trim())
+  } catch {
+    return fail(name, `se espera una URL http(s)://, se recibió "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, 'la URL debe ser http:// o https://')
+  return url.href.replace(/\/$/, '')
+}
+
+/** A prefix ends in `/` (or is empty), never starts with one: keys read `prefix/timbre-….tar.gz`. */
+function parseS3Prefix(raw: string, name: string): string {
+  const trimmed = raw.trim().replace(/^\/+/, '')
+  if (/[\\]|\.\.|\/\//.test(trimmed)) fail(name, `prefijo inválido "${raw}"`)
+  return trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`
+}
+
 export const SETTINGS: Settings = {
   host: { env: 'TIMBRE_HOST', flag: '--host', default: '127.0.0.1', parse: (r) => r, help: 'dirección de escucha (0.0.0.0 para la LAN)' },
   port: { env: 'TIMBRE_PORT', flag: '--port', default: '8080', parse: parseIntInRange(0, 65535), help: 'puerto HTTP (0 = uno libre)' },
@@ -313,6 +369,22 @@ export const SETTINGS: Settings = {
   tlsCert: { env: 'TIMBRE_TLS_CERT', flag: '--tls-cert', default: '', parse: optional, help: 'certificado PEM para servir HTTPS' },
   tlsKey: { env: 'TIMBRE_TLS_KEY', flag: '--tls-key', default: '', parse: optional, help: 'llave PEM para servir HTTPS' },
   demo: { flag: '--demo', isSwitch: true, default: 'false', parse: parseBool, help: 'crea la empresa demo en un directorio de datos vacío' },
+  backupDir: { env: 'TIMBRE_BACKUP_DIR', flag: '--backup-dir', default: '', parse: optional, help: 'carpeta de respaldos automáticos (otro disco, USB, NAS)' },
+  backupS3Url: { env: 'TIMBRE_BACKUP_S3_URL', flag: '--backup-s3-url', default: '', parse: parseHttpUrl, help: 'respaldos automáticos en S3: URL del servicio compatible con S3' },
+  backupS3Bucket: { env: 'TIMBRE_BACKUP_S3_BUCKET', flag: '--backup-s3-bucket', default: '', parse: optional, help: 'respaldos en S3: bucket' },
+  // Credentials from the environment only: a flag would show them to every user of the machine in `ps`.
+  backupS3AccessKey: { env: 'TIMBRE_BACKUP_S3_ACCESS_KEY', default: '', parse: optional, help: 'respaldos en S3: access key' },
+  backupS3SecretKey: { env: 'TIMBRE_BACKUP_S3_SECRET_KEY', default: '', parse: optional, help: 'respaldos en S3: secret key' },
+  backupS3Region: { env: 'TIMBRE_BACKUP_S3_REGION', default: '', parse: optional, help: 'respaldos en S3: región (por defecto us-east-1)' },
+  backupS3Prefix: { env: 'TIMBRE_BACKUP_S3_PREFIX', flag: '--backup-s3-prefix', default: '', parse: parseS3Prefix, help: 'respaldos en S3: prefijo de las claves dentro del bucket' },
+  backupS3Keys: {
+    env: 'TIMBRE_BACKUP_S3_KEYS',
+    default: 'false',
+    parse: parseBool,
+    help: 'incluye master.key y jwt-private.pem en las copias en S3 (por defecto no: guarde la llave maestra aparte)',
+  },
+  backupEveryMs: { env: 'TIMBRE_BACKUP_EVERY', flag: '--backup-every', default: '24h', parse: parseDuration, help: 'periodo de los respaldos automáticos (solo con una carpeta o S3)' },
+  backupKeep: { env: 'TIMBRE_BACKUP_KEEP', flag: '--backup-keep', default: '7d,12m', parse: parseBackupKeep, help: 'copias verificadas que se guardan: una por día y una por mes (7d,12m)' },
 }
 
 /** Which flags take a value, for argv parsing. */
@@ -342,6 +414,40 @@ export function loadConfig(flags: Readonly<Record<string, string>>, env: Readonl
   }
   const config = out as unknown as Config
   if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new ConfigError('--tls-cert y --tls-key van juntos')
+  checkBackupS3(config)
+  return Object.freeze(config)
+}
+
+const BACKUP_KEYS = [
+  'backupDir', 'backupS3Url', 'backupS3Bucket', 'backupS3AccessKey', 'backupS3SecretKey', 'backupS3Region', 'backupS3Prefix', 'backupS3Keys', 'backupEveryMs', 'backupKeep',
+] as const satisfies ReadonlyArray<keyof Config>
+export type BackupConfig = Pick<Config, (typeof BACKUP_KEYS)[number]>
+
+/** An S3 target is all four pieces or none: a half-configured one is refused at start, naming what is missing. */
+function checkBackupS3(config: BackupConfig): void {
+  const pieces = { TIMBRE_BACKUP_S3_URL: config.backupS3Url, TIMBRE_BACKUP_S3_BUCKET: config.backupS3Bucket, TIMBRE_BACKUP_S3_ACCESS_KEY: config.backupS3AccessKey, TIMBRE_BACKUP_S3_SECRET_KEY: config.backupS3SecretKey }
+  const missing = Object.entries(pieces).filter(([, v]) => v === null).map(([k]) => k)
+  if (missing.length > 0 && missing.length < 4) throw new ConfigError(`${missing.join(', ')}: falta para el respaldo en S3 (se necesitan URL, bucket, access key y secret key)`)
+}
+
+/**
+ * The backup settings alone, for `timbre backup run|list` and `restore --from s3://` (same env as serve, same checks).
+ * `fallback` fills variables the environment lacks: `restore --from s3://bucket/key` names its bucket itself.
+ */
+export function backupConfigFrom(
+  flags: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  fallback: Readonly<Record<string, string>> = {},
+): BackupConfig {
+  const out: Record<string, unknown> = {}
+  for (const key of BACKUP_KEYS) {
+    const s = SETTINGS[key] as Setting<keyof Config>
+    const fromFlag = s.flag ? flags[s.flag] : undefined
+    const fromEnv = s.env ? (env[s.env] ?? fallback[s.env]) : undefined
+    out[key] = s.parse(fromFlag ?? fromEnv ?? s.default, fromFlag !== undefined ? s.flag! : (s.env ?? key))
+  }
+  const config = out as unknown as BackupConfig
+  checkBackupS3(config)
   return Object.freeze(config)
 }
 

@@ -1,7 +1,7 @@
 // argv → one command (STYLE §1: the only reader of process.argv). Prints the command's value as JSON on stdout;
 // errors as one JSON line on stderr with exit 1 (usage errors exit 2).
 import { apikeyCreate, apikeyList, apikeyRevoke } from './cli/apikey'
-import { backup, restore } from './cli/backup'
+import { backup, backupList, backupRun, restore } from './cli/backup'
 import { helpText, parseArgs, UsageError, type Command } from './cli/command'
 import { consoleLink } from './cli/console'
 import { contribuyentesImport } from './cli/contribuyentes'
@@ -30,6 +30,8 @@ const COMMANDS: readonly Command[] = [
   tokenIssue,
   consoleLink,
   backup,
+  backupList,
+  backupRun,
   restore,
   siiSimulator,
   siiSimulatorCaf,

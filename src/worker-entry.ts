@@ -2,7 +2,7 @@
 // embedded as an entry point (scripts/compile.ts lists them). Inside the executable `import.meta.url` names the bundle,
 // not the source file, so a URL beside the caller points nowhere. The path that works is relative to the entries'
 // common root (src/), given as a plain string. From source, the file under src/ (docs/stack-notes.md "Bun Workers").
-export type WorkerEntry = 'workers/task-worker' | 'db/checkpoint-worker' | 'xml/xsd-worker'
+export type WorkerEntry = 'workers/task-worker' | 'db/checkpoint-worker' | 'xml/xsd-worker' | 'db/backup-worker'
 
 /**
  * The compiled executable's virtual root: `/$bunfs/root/` on Linux and macOS, `B:\~BUN\root\` on Windows, which

@@ -15,6 +15,8 @@ import { siiTrackJob } from '../jobs/sii-track'
 import { webhookDeliverJob } from '../jobs/webhook-deliver'
 import { alertsJob } from '../jobs/alerts'
 import { intercambioJob } from '../jobs/intercambio'
+import { backupJob } from '../jobs/backup'
+import { backupSettingWarnings } from '../services/backup-status'
 import { siiReadiness } from '../services/readiness'
 import { startScheduler } from '../jobs/scheduler'
 import { VERSION } from '../version'
@@ -119,6 +121,7 @@ async function printDemo(deps: Deps, baseUrl: string): Promise<void> {
   )
 }
 
+
 export interface RunningServer {
   readonly url: string
   readonly deps: Deps
@@ -138,7 +141,11 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     webhookDeliverJob(config.deliverEveryMs),
     alertsJob,
     intercambioJob(config.inboxEveryMs),
+    // Issue 26: only with a backup folder or bucket configured.
+    ...[backupJob(config)].filter((job) => job !== null),
   ])
+  // Issue 26: S3 copies without the master key, a backup folder on the data dir's own disk.
+  for (const w of backupSettingWarnings(config, config.dataDir)) log.warn(w.event, { message: w.message })
   const consoleDoor = createConsoleDoor(deps)
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),

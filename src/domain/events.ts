@@ -4,6 +4,8 @@ export const EVENT_TYPES = [
   'dte.created', 'dte.accepted', 'dte.rejected', 'dte.repaired', 'caf.low_stock', 'certificado.expiring',
   // The exchange with other companies (DESIGN §13).
   'recibido.created', 'recibido.plazo_por_vencer', 'recibido.accion', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
+  // The instance's scheduled backup failed (DESIGN §18, issue 26): sent to every company's webhooks subscribed to it.
+  'backup.failed',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 /** Sent only by POST /webhooks/{id}/test, whatever the subscription (DESIGN §12). */

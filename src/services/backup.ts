@@ -6,6 +6,7 @@ import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
 import { protectDataDirOnWindows } from '../db/windows-acl'
+import { countSnapshotDtes } from '../db/backup-thread'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { OperatorError, TimbreError } from '../errors'
 import { silentLogger, type Logger } from '../log'
@@ -39,7 +40,15 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: {
           copyFileSync(join(store.dataDir, name), join(staging, name))
           files.push(name)
         }
-    const manifest = { timbre: VERSION, schema: store.schema.binaryVersion, created_at: isoTimestamp(deps.clock.now()), files, includes_keys: input.includeKeys }
+    const manifest = {
+      timbre: VERSION,
+      schema: store.schema.binaryVersion,
+      created_at: isoTimestamp(deps.clock.now()),
+      files,
+      includes_keys: input.includeKeys,
+      // Issue 26: what a verification compares the restored copy with (scheduled copies record it too).
+      dte_count: countSnapshotDtes(join(staging, DB_FILE)),
+    }
     await Bun.write(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
     const target = resolve(input.out)
     mkdirSync(dirname(target), { recursive: true, mode: 0o700 }) // e.g. <data-dir>/backups/, which a fresh dir lacks

@@ -7,6 +7,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../../services/api-keys
 import { selectEmpresa } from '../../services/console-sessions'
 import type { Deps } from '../../services/deps'
 import { createEmpresa, listEmpresas } from '../../services/empresas'
+import { backupConsoleLine, backupReadiness } from '../../services/backup-status'
 import { formOf, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, failureOf, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
@@ -158,6 +159,7 @@ function EmpresasPage(props: { deps: Deps; request: Request; form: FormData | nu
   const empresas = listEmpresas(props.deps)
   return (
     <>
+      <BackupLine deps={props.deps} />
       <section class="card" aria-labelledby="lista-empresas">
         <h2 id="lista-empresas">Empresas de esta instalación</h2>
         {empresas.length === 0 ? (
@@ -208,6 +210,18 @@ function EmpresasPage(props: { deps: Deps; request: Request; form: FormData | nu
       {session.empresaId !== null && <ApiKeys deps={props.deps} request={props.request} empresaId={session.empresaId} created={props.created} />}
       <EmpresaForm request={props.request} form={props.form} failure={props.failure} />
     </>
+  )
+}
+
+/** Issue 26: the instance's scheduled backups in one Spanish line, for the administrator; an alert when one failed. */
+function BackupLine(props: { deps: Deps }) {
+  const line = backupConsoleLine(props.deps, (iso) => formatDateTime(iso))
+  if (line === null) return null
+  const failing = backupReadiness(props.deps).check === 'fail'
+  return (
+    <p class={failing ? 'error-summary' : 'card muted'} id="respaldos" role={failing ? 'alert' : undefined}>
+      {line}
+    </p>
   )
 }
 

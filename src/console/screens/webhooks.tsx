@@ -33,6 +33,7 @@ const EVENT_LABELS: Readonly<Record<(typeof EVENT_TYPES)[number], string>> = {
   'dte.resultado_receptor': 'El receptor informó el resultado de su revisión',
   'dte.aceptado_receptor': 'El receptor aceptó el DTE en el SII',
   'dte.reclamado': 'El receptor reclamó el DTE en el SII',
+  'backup.failed': 'Falló un respaldo automático de la instancia',
 }
 
 /** As many deliveries per page as the API's default page. */

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { Deps } from '../../services/deps'
 import { VERSION } from '../../version'
 import { storeReadiness } from '../../services/readiness'
+import { backupReadiness } from '../../services/backup-status'
 
 export interface Readiness {
   /** Scheduler state: false before start and after shutdown began. */
@@ -13,9 +14,34 @@ export interface Readiness {
 }
 
 const CheckSchema = Type.Union([Type.Literal('ok'), Type.Literal('fail')])
+const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+/** Issue 26: the scheduled backups, reported beside the checks that decide the status, never deciding it. */
+const BackupSchema = Type.Object(
+  {
+    targets: Type.Array(
+      Type.Object({
+        kind: Type.Union([Type.Literal('folder'), Type.Literal('s3')]),
+        location: Type.String({ description: 'Carpeta o s3://bucket/prefijo.' }),
+        last_good_at: Instant,
+        last_good_copy: Type.Union([Type.String(), Type.Null()]),
+        last_failure_at: Instant,
+        last_failure_reason: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ),
+  },
+  { description: 'Respaldos automáticos: última copia verificada y último fallo por destino (vacío sin destinos configurados).' },
+)
 const ReadinessSchema = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
-  checks: Type.Object({ database: CheckSchema, migrations: CheckSchema, jobs: CheckSchema }),
+  checks: Type.Object({
+    database: CheckSchema,
+    migrations: CheckSchema,
+    jobs: CheckSchema,
+    backup: Type.Union([Type.Literal('ok'), Type.Literal('fail'), Type.Literal('off')], {
+      description: 'Respaldos automáticos: fail si la última copia de algún destino falló; off sin destinos. No cambia el estado (no produce 503).',
+    }),
+  }),
+  backup: BackupSchema,
   sii: Type.Object({
     last_ok_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     oldest_pending_s: Type.Union([Type.Integer(), Type.Null()], { description: 'Antigüedad del DTE pendiente más antiguo, en segundos.' }),
@@ -35,10 +61,18 @@ export const opsRoutes = (deps: Deps, readiness: Readiness) =>
         const ready = !readiness.isShuttingDown() && Object.values(checks).every((c) => c === 'ok')
         set.status = ready ? 200 : 503
         if (!ready) set.headers['retry-after'] = '5'
-        return { status: ready ? 'ready' : 'unavailable', checks, sii: readiness.sii() }
+        // A failing backup is reported, not routed on: the API can still issue (docs/decisions/backups.md "/ready").
+        const backup = backupReadiness(deps)
+        return { status: ready ? 'ready' : 'unavailable', checks: { ...checks, backup: backup.check }, backup: { targets: [...backup.targets] }, sii: readiness.sii() }
       },
       {
-        detail: { tags: ['Operación'], summary: 'Listo para recibir tráfico (base de datos, migraciones, jobs)', security: [] },
+        detail: {
+          tags: ['Operación'],
+          summary: 'Listo para recibir tráfico (base de datos, migraciones, jobs)',
+          description:
+            'El estado (200 o 503) depende solo de la base, las migraciones y los jobs. checks.backup y el bloque backup informan de los respaldos automáticos: un respaldo fallido aparece como checks.backup = fail, pero no hace que /ready responda 503, porque la API sigue pudiendo emitir.',
+          security: [],
+        },
         response: { 200: ReadinessSchema, 503: ReadinessSchema },
       },
     )

@@ -12,10 +12,11 @@ describe('retry schedule', () => {
 })
 
 describe('event names', () => {
-  test('the six of spec §6, then the exchange of DESIGN §13', () => {
+  test('the six of spec §6, then the exchange of DESIGN §13, then the instance\'s backups (DESIGN §18)', () => {
     expect([...EVENT_TYPES]).toEqual([
       'dte.created', 'dte.accepted', 'dte.rejected', 'dte.repaired', 'caf.low_stock', 'certificado.expiring',
       'recibido.created', 'recibido.plazo_por_vencer', 'recibido.accion', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
+      'backup.failed',
     ])
     expect(isEventType('dte.created')).toBe(true)
     expect(isEventType('ping')).toBe(false)
