@@ -22,6 +22,8 @@ const WINDOWS = (version: string) => [
   'instalado en "C:\\Program Files\\Timbre", en "C:\\ProgramData\\Timbre". Solo su usuario, los Administradores y',
   'SYSTEM pueden leerla. Si SmartScreen lo detiene: "Más información" y "Ejecutar de todas formas" (no está firmado).',
   '',
+  'Para actualizar: detenga Timbre y descomprima la versión nueva sobre esta misma carpeta; los datos se conservan.',
+  '',
   'Inicio con Windows (tarea programada) y respaldos automáticos: README.md, secciones "Windows" y',
   '"Respaldos automáticos" (timbre --help y timbre COMANDO --help listan todo).',
 ]
@@ -29,7 +31,7 @@ const WINDOWS = (version: string) => [
 const MACOS = (version: string) => [
   ...COMMON(version),
   'Primer inicio (Terminal, en esta carpeta):',
-  '  xattr -d com.apple.quarantine ./timbre-darwin-arm64   # solo la primera vez: macOS bloquea lo descargado',
+  '  xattr -d com.apple.quarantine ./timbre-darwin-arm64 2>/dev/null || true   # macOS bloquea lo descargado',
   '  ./timbre-darwin-arm64 serve --sii simulado --demo',
   'Abre una empresa demo contra un simulador del SII, sin red; la consola queda en http://127.0.0.1:8080/console.',
   'Ctrl+C lo detiene sin perder nada. Los datos quedan en ./data (la carpeta desde donde lo inicia) o en',

@@ -9,7 +9,7 @@
 // integrity before use. No network is needed here (docs/decisions/platforms.md "Release builds").
 import { $ } from 'bun'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -39,6 +39,12 @@ export const executableName = (target: ReleaseTarget): string => `timbre-${targe
 
 export class ReleaseError extends Error {}
 
+/** The folder inside each zip: the same for every version (see zipRelease). */
+export const releaseFolder = (target: ReleaseTarget): string => `timbre-${target.name}`
+
+/** Every file name a release writes into its folder: what a new release removes first, and nothing else there. */
+const isReleaseOutput = (name: string): boolean => name === 'SHA256SUMS' || /^timbre-[\w.-]+(\.exe|\.zip)?$/.test(name)
+
 export interface LockedPackage {
   readonly version: string
   readonly integrity: string
@@ -50,6 +56,18 @@ export function lockedRuntime(packageName: string, lockPath = join(root, 'packag
   const entry = lock.packages?.[`node_modules/${packageName}`]
   if (!entry?.version || !entry.integrity) throw new ReleaseError(`package-lock.json no fija ${packageName} (versión e integridad)`)
   return { version: entry.version, integrity: entry.integrity }
+}
+
+/**
+ * The Bun running this build must be the one the lock pins: `bytecode: true` embeds bytecode of the JavaScriptCore that
+ * compiled it, which only the same Bun version's runtime can load; a global `bun` of another version would ship
+ * executables that fall back to parsing at every start, or fail (review of issue 26).
+ */
+export function assertPinnedBun(running: string = Bun.version, lockPath = join(root, 'package-lock.json')): void {
+  const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as { packages?: Record<string, { version?: string }> }
+  const pinned = lock.packages?.['node_modules/bun']?.version
+  if (pinned !== running)
+    throw new ReleaseError(`esta compilación corre con Bun ${running}, pero package-lock.json fija bun ${pinned ?? '?'}: use \`npm run release\` (el Bun del proyecto)`)
 }
 
 /** `sha512-<base64>` of the bytes, as npm writes integrity. */
@@ -86,14 +104,20 @@ export async function runtimeFromCache(target: ReleaseTarget, workDir: string, l
 
 const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex')
 
-/** A zip with the executable (mode 0755 for unzip on Linux and macOS) and LEEME.txt, the Windows one with CRLF. */
+/**
+ * A zip with the executable (mode 0755 for unzip on Linux and macOS), LEEME.txt (CRLF on Windows) and README.md, which
+ * LEEME.txt points to. The folder inside carries no version: on Windows the data dir sits beside the executable, so a
+ * new version unzipped over the old folder keeps using the same data (review of issue 26: a versioned folder would
+ * open an empty data dir after every upgrade).
+ */
 function zipRelease(target: ReleaseTarget, executable: string, zipPath: string, version: string): void {
-  const folder = `timbre-${version}-${target.name}`
+  const folder = releaseFolder(target)
   const unixFile = (mode: number) => ({ os: 3, attrs: (0o100000 | mode) << 16 })
   const zipped = zipSync(
     {
       [`${folder}/${basename(executable)}`]: [readFileSync(executable), { level: 6, ...unixFile(0o755) }],
       [`${folder}/LEEME.txt`]: [new TextEncoder().encode(leemeFor(target.name, version)), { level: 9, ...unixFile(0o644) }],
+      [`${folder}/README.md`]: [readFileSync(join(root, 'README.md')), { level: 9, ...unixFile(0o644) }],
     },
     { mtime: new Date('2026-01-01T00:00:00Z') },
   )
@@ -109,7 +133,11 @@ export interface ReleaseFile {
 export async function buildRelease(input: { outDir: string; targets: readonly ReleaseTarget[]; zip: boolean }): Promise<ReleaseFile[]> {
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version
   const outDir = resolve(input.outDir)
+  assertPinnedBun()
   mkdirSync(outDir, { recursive: true })
+  // A folder holds one release: an older version's zips, or a SHA256SUMS over files a failed run had already replaced,
+  // must not be published beside this one (review of issue 26). Only our own outputs are removed.
+  for (const name of readdirSync(outDir)) if (isReleaseOutput(name)) rmSync(join(outDir, name), { force: true })
   const workDir = mkdtempSync(join(tmpdir(), 'timbre-release-'))
   const steps = 1 + input.targets.length * (input.zip ? 2 : 1) + 1
   let step = 0

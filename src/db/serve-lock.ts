@@ -26,7 +26,10 @@ export function lockDataDir(dataDir: string): ServeLock {
   closeSync(openSync(join(dataDir, LOCK_FILE), 'a', 0o600))
   const lock = new Database(join(dataDir, LOCK_FILE), { create: true })
   try {
-    lock.run('PRAGMA busy_timeout = 0')
+    // A moment's patience: `timbre stop` probes the same lock (isDataDirServed) by taking and giving it back, and a
+    // serve starting in that instant must not be refused as if another server held it (issue 26 review). A real second
+    // server still holds it after this wait, and is refused.
+    lock.run('PRAGMA busy_timeout = 1500')
     lock.run('PRAGMA locking_mode = EXCLUSIVE')
     lock.run('BEGIN EXCLUSIVE')
   } catch (err) {

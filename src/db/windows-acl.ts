@@ -17,6 +17,19 @@ export function icaclsArgs(dir: string, principal: string): string[] {
   return [dir, '/inheritance:r', '/grant:r', `${principal}:(OI)(CI)F`, `*${ADMINISTRATORS_SID}:(OI)(CI)F`, `*${SYSTEM_SID}:(OI)(CI)F`]
 }
 
+/** The same rules on one file (a backup archive written outside the data dir): nothing to inherit, so no (OI)(CI). */
+export function icaclsFileArgs(file: string, principal: string): string[] {
+  return [file, '/inheritance:r', '/grant:r', `${principal}:F`, `*${ADMINISTRATORS_SID}:F`, `*${SYSTEM_SID}:F`]
+}
+
+/**
+ * Windows' own tools by absolute path: a bare `icacls` is looked up in the current folder before PATH, so Timbre
+ * started from a Downloads folder holding a planted icacls.exe or whoami.exe would run it (review of issue 26).
+ */
+export function systemTool(name: 'icacls' | 'whoami', env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return `${env.SystemRoot || env.windir || 'C:\\Windows'}\\System32\\${name}.exe`
+}
+
 /**
  * The running account as icacls names it: its SID from `whoami /user /fo csv /nh` (`"pc\ana","S-1-5-21-…"`), which also
  * works for SYSTEM (a scheduled task), whose user name is `PC$`, a name icacls cannot map; else the account's name (Wine's
@@ -58,17 +71,36 @@ const ACTION = 'deje el directorio de datos accesible solo a la cuenta que ejecu
  * words, never a reason not to start (as with the modes on Linux, docs/decisions/operations.md): the folder's owner or
  * an administrator can fix it. Returns whether the rules were set. Only on Windows; elsewhere the modes do this job.
  */
-export function protectDataDirOnWindows(dataDir: string, log: Logger, opts: { platform?: NodeJS.Platform; run?: Runner; userName?: string | null } = {}): boolean {
+export function protectDataDirOnWindows(dataDir: string, log: Logger, opts: AclOptions = {}): boolean {
+  return protectOnWindows(dataDir, icaclsArgs, log, opts)
+}
+
+/**
+ * A backup archive holds master.key beside the database: on Windows its folder's inherited rules (a second drive lets
+ * every Authenticated User read) would undo what the data dir's rules keep, where Linux has the archive's 0600 (review
+ * of issue 26). Same rules as the data dir, on the file alone.
+ */
+export function protectFileOnWindows(file: string, log: Logger, opts: AclOptions = {}): boolean {
+  return protectOnWindows(file, icaclsFileArgs, log, opts)
+}
+
+interface AclOptions {
+  readonly platform?: NodeJS.Platform
+  readonly run?: Runner
+  readonly userName?: string | null
+}
+
+function protectOnWindows(dataDir: string, argsFor: (path: string, principal: string) => string[], log: Logger, opts: AclOptions): boolean {
   if ((opts.platform ?? process.platform) !== 'win32') return false
   const run = opts.run ?? runCommand
-  const whoami = run('whoami', ['/user', '/fo', 'csv', '/nh'])
+  const whoami = run(systemTool('whoami'), ['/user', '/fo', 'csv', '/nh'])
   const principal = principalOf(whoami.status === 0 ? whoami.stdout : null, opts.userName !== undefined ? opts.userName : currentUserName())
   if (principal === null) {
     log.warn('data_dir.acl_failed', { data_dir: dataDir, reason: 'no se pudo saber con qué cuenta corre Timbre (whoami)', action: ACTION })
     return false
   }
-  const args = icaclsArgs(dataDir, principal)
-  const r = run('icacls', args)
+  const args = argsFor(dataDir, principal)
+  const r = run(systemTool('icacls'), args)
   if (r.status !== 0) {
     log.warn('data_dir.acl_failed', { data_dir: dataDir, icacls: args, exit_code: r.status, reason: (r.error ?? `${r.stderr} ${r.stdout}`).trim(), action: ACTION })
     return false

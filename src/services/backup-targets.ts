@@ -9,6 +9,8 @@ import type { BackupConfig } from '../config'
 import type { BackupThread } from '../db/backup-thread'
 import type { S3Access } from '../db/backup-worker'
 import { OperatorError } from '../errors'
+import { protectFileOnWindows } from '../db/windows-acl'
+import { silentLogger, type Logger } from '../log'
 
 export interface TargetEntry {
   readonly name: string
@@ -43,7 +45,7 @@ const PARTIAL = /^\.timbre-.*\.partial$/
  * (fsync) and renamed: a rename within one folder is atomic, so the final name always holds a whole archive.
  * `onChunk` is for tests: the target disappearing between two chunks of a copy.
  */
-export function folderTarget(dir: string, opts: { includesKeys: boolean; onChunk?: (written: number) => Promise<void> | void }): BackupTarget {
+export function folderTarget(dir: string, opts: { includesKeys: boolean; log?: Logger; onChunk?: (written: number) => Promise<void> | void }): BackupTarget {
   const root = resolve(dir)
   const path = (name: string) => join(root, name)
   const requireDir = () => {
@@ -70,6 +72,9 @@ export function folderTarget(dir: string, opts: { includesKeys: boolean; onChunk
       const partial = path(`.${name}.${Bun.randomUUIDv7()}.partial`)
       try {
         await copyInChunks(localPath, partial, opts.onChunk)
+        // On Windows the copy (master.key inside) would keep the folder's inherited rules: a second drive lets every
+        // Authenticated User read. Restricted before it gets its final name (issue 26 review; a no-op elsewhere: 0600).
+        protectFileOnWindows(partial, opts.log ?? silentLogger)
         await rename(partial, path(name))
       } catch (err) {
         await rm(partial, { force: true }).catch(() => undefined)
@@ -223,9 +228,9 @@ export function configuredTargets(config: BackupConfig): Array<{ kind: BackupTar
 }
 
 /** The targets the settings name: the folder includes the keys, S3 only with TIMBRE_BACKUP_S3_KEYS=true. */
-export function backupTargets(config: BackupConfig): BackupTarget[] {
+export function backupTargets(config: BackupConfig, log?: Logger): BackupTarget[] {
   const targets: BackupTarget[] = []
-  if (config.backupDir !== null) targets.push(folderTarget(config.backupDir, { includesKeys: true }))
+  if (config.backupDir !== null) targets.push(folderTarget(config.backupDir, { includesKeys: true, ...(log ? { log } : {}) }))
   const s3 = s3SettingsOf(config)
   if (s3 !== null) targets.push(s3Target(s3, { prefix: config.backupS3Prefix, includesKeys: config.backupS3Keys }))
   return targets

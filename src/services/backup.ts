@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { TarOptionsWithAliasesAsyncFile } from 'tar'
 import { isoTimestamp } from '../clock'
 import { DB_FILE, ensureDataDir, openDatabase, snapshotDatabase } from '../db/open'
-import { protectDataDirOnWindows } from '../db/windows-acl'
+import { protectDataDirOnWindows, protectFileOnWindows } from '../db/windows-acl'
 import { countSnapshotDtes } from '../db/backup-thread'
 import { JWT_PRIVATE_KEY_FILE, MASTER_KEY_FILE } from '../crypto/instance-keys'
 import { OperatorError, TimbreError } from '../errors'
@@ -27,7 +27,7 @@ export interface BackupResult {
   readonly warning?: string
 }
 
-export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: { out: string; includeKeys: boolean }): Promise<BackupResult> {
+export async function createBackup(deps: Pick<Deps, 'store' | 'clock'> & { log?: Logger }, input: { out: string; includeKeys: boolean }): Promise<BackupResult> {
   const { store } = deps
   const staging = mkdtempSync(join(tmpdir(), 'timbre-backup-'))
   try {
@@ -55,6 +55,8 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: {
     const tar = await loadTar()
     await tar.c({ gzip: true, file: target, cwd: staging, portable: true, mode: 0o600 } as TarOptionsWithAliasesAsyncFile, [MANIFEST, ...files])
     chmodSync(target, 0o600)
+    // chmod means nothing on Windows: the archive (master.key inside) gets the data dir's access rules (issue 26 review).
+    protectFileOnWindows(target, deps.log ?? silentLogger)
     return {
       path: target,
       bytes: statSync(target).size,
@@ -66,7 +68,13 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'>, input: {
         : { warning: 'El respaldo no incluye master.key: sin ella los certificados y CAF guardados no se pueden usar. Respáldela por separado.' }),
     }
   } finally {
-    removeStaging(staging)
+    // A staging folder left in the temp dir must not turn a written, good backup into a failure (Defender may hold the
+    // fresh copy a moment on Windows): said, not thrown (issue 26 review).
+    try {
+      removeStaging(staging)
+    } catch (err) {
+      ;(deps.log ?? silentLogger).warn('backup.staging_not_removed', { path: staging, reason: (err as Error).message })
+    }
   }
 }
 

@@ -74,7 +74,7 @@ export function isScheduledBackupDue(deps: Pick<Deps, 'store' | 'clock'>, config
  * reached (a full data dir): it is in the result, and it alerts like the others.
  */
 export async function runScheduledBackup(deps: BackupDeps, config: BackupConfig, opts: { targets?: readonly BackupTarget[] } = {}): Promise<BackupRunResult> {
-  const targets = opts.targets ?? backupTargets(config)
+  const targets = opts.targets ?? backupTargets(config, deps.log)
   const now = deps.clock.now()
   const copy = backupName(now)
   const started = performance.now()

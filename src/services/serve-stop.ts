@@ -4,6 +4,7 @@
 // is a hard kill); rather than a loopback admin endpoint, because a file needs no port, no token to keep and no new
 // network surface, and whoever may write the data dir may read its master key anyway (docs/decisions/platforms.md).
 import { clearStopRequest, hasStopRequest, isDataDirServed, requestStop } from '../db/serve-lock'
+import { assertDatabaseExists } from '../db/open'
 import { OperatorError } from '../errors'
 
 /** How often `serve` looks for a request: a stop starts draining within half a second. */
@@ -37,6 +38,9 @@ function asked<T>(dataDir: string, step: () => T): T {
 
 export async function stopServe(input: { dataDir: string; timeoutMs: number; pollMs?: number }): Promise<StopResult> {
   const { dataDir, timeoutMs } = input
+  // A mistyped --data-dir must not read as "stopped" to a script that then replaces the executable (DESIGN §3: a
+  // command pointed at a folder with no database exits non-zero naming the path it looked at).
+  assertDatabaseExists(dataDir)
   if (!asked(dataDir, () => isDataDirServed(dataDir))) return { data_dir: dataDir, was_running: false, stopped: true, waited_ms: 0 }
   const started = performance.now()
   asked(dataDir, () => requestStop(dataDir))
@@ -55,7 +59,13 @@ export function watchStopRequests(dataDir: string, onRequest: () => void, everyM
   const timer = setInterval(() => {
     if (!hasStopRequest(dataDir)) return
     clearInterval(timer)
-    clearStopRequest(dataDir)
+    // The request file may be held a moment (an antivirus on Windows, `timbre stop` still writing it): the drain starts
+    // anyway, and the next serve's lock clears a leftover (serve-lock.ts). A throw here would kill serve undrained.
+    try {
+      clearStopRequest(dataDir)
+    } catch {
+      // left for lockDataDir
+    }
     onRequest()
   }, everyMs)
   timer.unref()

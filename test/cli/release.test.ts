@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { unzipSync } from 'fflate'
-import { RELEASE_TARGETS, ReleaseError, executableName, lockedRuntime, runtimeFromCache } from '../../scripts/release'
+import { RELEASE_TARGETS, ReleaseError, executableName, lockedRuntime, releaseFolder, runtimeFromCache } from '../../scripts/release'
 import { executableFormat, verifyMachOPageHashes } from '../support/executable-format'
 
 const root = join(import.meta.dir, '../..')
@@ -22,7 +22,14 @@ let run: { status: number | null; stderr: string; stdout: string; offline: strin
 function offlineCommand(argv: string[]): { command: string; args: string[]; env: Record<string, string>; offline: string } {
   const probe = spawnSync('unshare', ['-n', 'true'])
   if (probe.status === 0) return { command: 'unshare', args: ['-n', ...argv], env: {}, offline: 'unshare -n' }
-  return { command: argv[0]!, args: argv.slice(1), env: { npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/' }, offline: 'npm offline, registry 127.0.0.1:9' }
+  // Bun's own runtime download (a compile without executablePath) goes through the proxy settings: a dead one.
+  const dead = 'http://127.0.0.1:9/'
+  return {
+    command: argv[0]!,
+    args: argv.slice(1),
+    env: { npm_config_offline: 'true', npm_config_registry: dead, HTTPS_PROXY: dead, HTTP_PROXY: dead, https_proxy: dead, http_proxy: dead },
+    offline: 'npm offline, registry and proxies 127.0.0.1:9',
+  }
 }
 
 beforeAll(() => {
@@ -76,10 +83,13 @@ describe('npm run release, offline', () => {
     expect(verifyMachOPageHashes(readFileSync(join(out, 'timbre-darwin-arm64')))).toBeGreaterThan(1000)
   })
 
-  test.each(RELEASE_TARGETS.map((t) => [t.name, t] as const))('the %s zip holds its executable, byte for byte and executable, and LEEME.txt', (_name, target) => {
+  test.each(RELEASE_TARGETS.map((t) => [t.name, t] as const))('the %s zip holds its executable, byte for byte and executable, LEEME.txt and README.md, in a folder without the version', (_name, target) => {
     const zip = unzipSync(readFileSync(join(out, `timbre-${version}-${target.name}.zip`)))
-    const folder = `timbre-${version}-${target.name}`
-    expect(Object.keys(zip).sort()).toEqual([`${folder}/LEEME.txt`, `${folder}/${executableName(target)}`].sort())
+    // Unversioned: on Windows the data dir is beside the executable, so an upgrade unzipped over the old folder keeps it.
+    const folder = releaseFolder(target)
+    expect(folder).not.toContain(version)
+    expect(Object.keys(zip).sort()).toEqual([`${folder}/LEEME.txt`, `${folder}/README.md`, `${folder}/${executableName(target)}`].sort())
+    expect(Buffer.from(zip[`${folder}/README.md`]!).equals(readFileSync(join(root, 'README.md')))).toBe(true)
     expect(Buffer.from(zip[`${folder}/${executableName(target)}`]!).equals(readFileSync(join(out, executableName(target))))).toBe(true)
     const leeme = new TextDecoder().decode(zip[`${folder}/LEEME.txt`])
     expect(leeme).toContain(`Timbre ${version}`)

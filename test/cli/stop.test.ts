@@ -43,15 +43,20 @@ test('timbre stop: serve drains and exits 0, stop returns once the lock is free,
   expect(await next.terminate()).toBe(0)
 }, 30_000)
 
-test('timbre stop with no serve: nothing to do, exit 0, nothing written', () => {
+test('timbre stop with no serve: nothing to do, exit 0, nothing written; a folder with no database is an error naming it', async () => {
   const dir = tempDir('timbre-stop-idle-')
+  const served = await startServe(['--data-dir', dir, '--sii', 'simulado'])
+  expect(await served.terminate()).toBe(0)
   const idle = runBinary(['stop', '--data-dir', dir])
   expect(idle.code).toBe(0)
   expect(idle.json()).toMatchObject({ data_dir: dir, was_running: false })
   expect(existsSync(join(dir, 'stop-request'))).toBe(false)
+  // A mistyped --data-dir must not read as "stopped" to a script that then replaces the executable.
   const absent = runBinary(['stop', '--data-dir', join(dir, 'no-existe')])
-  expect(absent.json()).toMatchObject({ was_running: false })
-})
+  expect(absent.code).toBe(1)
+  expect(absent.stderr).toContain(join(dir, 'no-existe', 'timbre.db'))
+  expect(existsSync(join(dir, 'no-existe'))).toBe(false)
+}, 30_000)
 
 test('a stop request left from before (its server died) does not stop the next serve', async () => {
   const dir = tempDir('timbre-stop-stale-')
@@ -65,6 +70,7 @@ test('a stop request left from before (its server died) does not stop the next s
 
 test('timbre stop gives up after --timeout with exit 1 when the lock is never freed', () => {
   const dir = tempDir('timbre-stop-stuck-')
+  writeFileSync(join(dir, 'timbre.db'), '') // stop only looks for it; nothing opens it here
   // Something holds serve's lock and never reads the request (a serve that hangs).
   const held = new Database(join(dir, 'serve.lock'), { create: true })
   held.run('PRAGMA locking_mode = EXCLUSIVE')

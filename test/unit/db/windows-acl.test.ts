@@ -1,7 +1,7 @@
 // The data dir's access rules on Windows (issue 26): the argument list and what is logged, with icacls and whoami
 // played by a fake runner; the real icacls runs in test/cli/windows-wine.test.ts (Wine's is a stub that answers 0).
 import { expect, test } from 'bun:test'
-import { icaclsArgs, principalOf, protectDataDirOnWindows, type CommandRun, type Runner } from '../../../src/db/windows-acl'
+import { icaclsArgs, icaclsFileArgs, principalOf, protectDataDirOnWindows, protectFileOnWindows, systemTool, type CommandRun, type Runner } from '../../../src/db/windows-acl'
 import type { Logger } from '../../../src/log'
 
 const DIR = 'C:\\ProgramData\\Timbre'
@@ -37,16 +37,16 @@ test.each([
 })
 
 test('on Windows: whoami, then icacls with its SID, logged once as data_dir.acl_applied', () => {
-  const { run, calls } = fakeRunner({ whoami: WHOAMI_OK, icacls: ICACLS_OK })
+  const { run, calls } = fakeRunner({ [systemTool('whoami')]: WHOAMI_OK, [systemTool('icacls')]: ICACLS_OK })
   const { log, lines } = recorder()
   expect(protectDataDirOnWindows(DIR, log, { platform: 'win32', run, userName: 'ana' })).toBe(true)
-  expect(calls).toEqual([['whoami', '/user', '/fo', 'csv', '/nh'], ['icacls', ...icaclsArgs(DIR, '*S-1-5-21-1004336348-1177238915-682003330-1001')]])
+  expect(calls).toEqual([[systemTool('whoami'), '/user', '/fo', 'csv', '/nh'], [systemTool('icacls'), ...icaclsArgs(DIR, '*S-1-5-21-1004336348-1177238915-682003330-1001')]])
   expect(lines).toEqual([{ level: 'info', event: 'data_dir.acl_applied', fields: { data_dir: DIR, icacls: icaclsArgs(DIR, '*S-1-5-21-1004336348-1177238915-682003330-1001') } }])
 })
 
 test('an icacls that fails is a warning with its reason and what to do, never an exception', () => {
   const denied: CommandRun = { status: 5, stdout: '', stderr: 'C:\\ProgramData\\Timbre: Access is denied.' }
-  const { run } = fakeRunner({ whoami: WHOAMI_OK, icacls: denied })
+  const { run } = fakeRunner({ [systemTool('whoami')]: WHOAMI_OK, [systemTool('icacls')]: denied })
   const { log, lines } = recorder()
   expect(protectDataDirOnWindows(DIR, log, { platform: 'win32', run, userName: 'ana' })).toBe(false)
   expect(lines).toHaveLength(1)
@@ -56,15 +56,32 @@ test('an icacls that fails is a warning with its reason and what to do, never an
 
 test('icacls missing from PATH: a warning naming the spawn error', () => {
   const { log, lines } = recorder()
-  const run: Runner = (file) => (file === 'whoami' ? WHOAMI_OK : { status: null, stdout: '', stderr: '', error: 'spawnSync icacls ENOENT' })
+  const run: Runner = (file) => (file === systemTool('whoami') ? WHOAMI_OK : { status: null, stdout: '', stderr: '', error: 'spawnSync icacls ENOENT' })
   expect(protectDataDirOnWindows(DIR, log, { platform: 'win32', run })).toBe(false)
   expect(lines[0]).toMatchObject({ event: 'data_dir.acl_failed', fields: { reason: 'spawnSync icacls ENOENT' } })
 })
 
 test.each(['linux', 'darwin'] as const)('on %s nothing runs: the modes do this job', (platform) => {
-  const { run, calls } = fakeRunner({ whoami: WHOAMI_OK, icacls: ICACLS_OK })
+  const { run, calls } = fakeRunner({ [systemTool('whoami')]: WHOAMI_OK, [systemTool('icacls')]: ICACLS_OK })
   const { log, lines } = recorder()
   expect(protectDataDirOnWindows('/var/lib/timbre', log, { platform, run })).toBe(false)
   expect(calls).toEqual([])
   expect(lines).toEqual([])
+})
+
+test("Windows' own tools are run by absolute path, never looked up in the folder Timbre starts in", () => {
+  expect(systemTool('icacls', { SystemRoot: 'D:\\WINDOWS' })).toBe('D:\\WINDOWS\\System32\\icacls.exe')
+  expect(systemTool('whoami', {})).toBe('C:\\Windows\\System32\\whoami.exe')
+})
+
+test('a backup archive gets the data dir rules on the file itself, nothing inherited from the folder it lands in', () => {
+  const calls: string[][] = []
+  const run: Runner = (file, args) => {
+    calls.push([file, ...args])
+    return file === systemTool('whoami') ? WHOAMI_OK : { status: 0, stdout: '', stderr: '' }
+  }
+  expect(protectFileOnWindows('D:\\Respaldos\\timbre.tar.gz', recorder().log, { platform: 'win32', run })).toBe(true)
+  expect(calls[1]).toEqual([systemTool('icacls'), ...icaclsFileArgs('D:\\Respaldos\\timbre.tar.gz', '*S-1-5-21-1004336348-1177238915-682003330-1001')])
+  expect(calls[1]).toEqual(expect.arrayContaining(['/inheritance:r', '*S-1-5-32-544:F', '*S-1-5-18:F']))
+  expect(protectFileOnWindows('/tmp/x.tar.gz', recorder().log, { platform: 'linux', run })).toBe(false)
 })
