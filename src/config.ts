@@ -369,7 +369,7 @@ export const SETTINGS: Settings = {
   tlsCert: { env: 'TIMBRE_TLS_CERT', flag: '--tls-cert', default: '', parse: optional, help: 'certificado PEM para servir HTTPS' },
   tlsKey: { env: 'TIMBRE_TLS_KEY', flag: '--tls-key', default: '', parse: optional, help: 'llave PEM para servir HTTPS' },
   demo: { flag: '--demo', isSwitch: true, default: 'false', parse: parseBool, help: 'crea la empresa demo en un directorio de datos vacío' },
-  backupDir: { env: 'TIMBRE_BACKUP_DIR', flag: '--backup-dir', default: '', parse: optional, help: 'carpeta de respaldos automáticos (otro disco, USB, NAS)' },
+  backupDir: { env: 'TIMBRE_BACKUP_DIR', flag: '--backup-dir', default: '', parse: (raw) => (raw === '' ? null : absolutePath(raw)), help: 'carpeta de respaldos automáticos (otro disco, USB, NAS)' },
   backupS3Url: { env: 'TIMBRE_BACKUP_S3_URL', flag: '--backup-s3-url', default: '', parse: parseHttpUrl, help: 'respaldos automáticos en S3: URL del servicio compatible con S3' },
   backupS3Bucket: { env: 'TIMBRE_BACKUP_S3_BUCKET', flag: '--backup-s3-bucket', default: '', parse: optional, help: 'respaldos en S3: bucket' },
   // Credentials from the environment only: a flag would show them to every user of the machine in `ps`.

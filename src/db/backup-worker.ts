@@ -38,6 +38,7 @@ export interface ArchiveMade {
   readonly path: string
   readonly bytes: number
   readonly sha256: string
+  /** The target's choice this archive serves (with or without the keys); `files` says what it really holds. */
   readonly includesKeys: boolean
   readonly files: readonly string[]
 }
@@ -123,7 +124,9 @@ async function snapshot(req: SnapshotRequest): Promise<SnapshotAnswer> {
 /** The same archive as `timbre backup` (services/backup.ts): manifest first, then the database and the keys, flat. */
 async function pack(req: SnapshotRequest, archive: SnapshotRequest['archives'][number], dteCount: number): Promise<ArchiveMade> {
   const files = [SNAPSHOT_FILE, ...(archive.includeKeys ? req.keyFiles.map((k) => k.name) : [])]
-  const manifest = { ...req.manifest, files, includes_keys: archive.includeKeys, dte_count: dteCount }
+  // What was packed, not what the target asked for: with TIMBRE_MASTER_KEY in the environment there is no master.key
+  // file to pack, and a copy that says it holds the key would let a restore skip its warning (review of issue 26).
+  const manifest = { ...req.manifest, files, includes_keys: files.includes('master.key'), dte_count: dteCount }
   // Archives are packed one after the other, so each rewrites the one manifest with what it holds.
   writeFileSync(join(req.stagingDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
   await tarCreate({ gzip: true, file: archive.path, cwd: req.stagingDir, portable: true, mode: 0o600 } as TarOptionsWithAliasesAsyncFile, [MANIFEST_FILE, ...files])

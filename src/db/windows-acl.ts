@@ -24,10 +24,12 @@ export function icaclsFileArgs(file: string, principal: string): string[] {
 
 /**
  * Windows' own tools by absolute path: a bare `icacls` is looked up in the current folder before PATH, so Timbre
- * started from a Downloads folder holding a planted icacls.exe or whoami.exe would run it (review of issue 26).
+ * started from a Downloads folder holding a planted icacls.exe or whoami.exe would run it (review of issue 26). The
+ * system root is the standard one: only config.ts reads the environment (STYLE §1), and on a Windows installed
+ * elsewhere the step fails with its warning, never stopping a start.
  */
-export function systemTool(name: 'icacls' | 'whoami', env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return `${env.SystemRoot || env.windir || 'C:\\Windows'}\\System32\\${name}.exe`
+export function systemTool(name: 'icacls' | 'whoami', systemRoot = 'C:\\Windows'): string {
+  return `${systemRoot}\\System32\\${name}.exe`
 }
 
 /**

@@ -21,9 +21,9 @@ export function parseBackupName(name: string): Date | null {
 }
 
 export interface KeepPolicy {
-  /** The newest verified copy of each of the last `days` calendar days (today included) is kept. */
+  /** The newest verified copy of each of the `days` most recent calendar days that have one is kept. */
   readonly days: number
-  /** And of each of the last `months` calendar months (this one included). */
+  /** And of each of the `months` most recent calendar months that have one. */
   readonly months: number
 }
 
@@ -44,33 +44,42 @@ export function santiagoDay(at: Date): string {
   return SANTIAGO_DAY.format(at)
 }
 
-/** The `count` calendar days ending with `today` (YYYY-MM-DD), by calendar arithmetic: DST days are days too. */
-function lastDays(today: string, count: number): Set<string> {
-  const [y, m, d] = today.split('-').map(Number) as [number, number, number]
+/**
+ * The `count` most recent distinct periods among the copies (newest first), not the last `count` calendar periods
+ * before now: a month the PC was off takes no place of one that has copies, and a clock that jumped years ahead
+ * (a dead RTC battery, a bad NTP answer) cannot make every older copy "too old" at once (review of issue 26: a jump
+ * to 2036 deleted 18 of 19 copies). With a copy every day, both readings keep the same copies.
+ */
+function recentPeriods(newestFirstCopies: readonly StoredCopy[], key: (c: StoredCopy) => string, count: number): Set<string> {
   const out = new Set<string>()
-  for (let i = 0; i < count; i++) out.add(new Date(Date.UTC(y, m - 1, d - i)).toISOString().slice(0, 10))
+  for (const copy of newestFirstCopies) {
+    if (out.size >= count) break
+    out.add(key(copy))
+  }
   return out
 }
 
-function lastMonths(today: string, count: number): Set<string> {
-  const [y, m] = today.split('-').map(Number) as [number, number]
-  const out = new Set<string>()
-  for (let i = 0; i < count; i++) out.add(new Date(Date.UTC(y, m - 1 - i, 1)).toISOString().slice(0, 7))
-  return out
+/** A copy dated this far after `now` means the clock is wrong now, or was when the copy was made. */
+export const CLOCK_SKEW_MS = 60 * 60 * 1000
+
+/** Verified copies dated after `now` (beyond the skew): while any exists, retention deletes nothing. */
+export function copiesFromTheFuture(copies: readonly StoredCopy[], now: Date): StoredCopy[] {
+  return copies.filter((c) => c.verified && c.at.getTime() > now.getTime() + CLOCK_SKEW_MS)
 }
 
 const newestFirst = (a: StoredCopy, b: StoredCopy) => b.at.getTime() - a.at.getTime() || (a.name < b.name ? 1 : -1)
 
 /** The verified copies the policy keeps: the newest one always, then the newest of each recent day and month. */
-export function copiesToKeep(copies: readonly StoredCopy[], now: Date, keep: KeepPolicy): Set<string> {
+export function copiesToKeep(copies: readonly StoredCopy[], keep: KeepPolicy): Set<string> {
   const verified = copies.filter((c) => c.verified).sort(newestFirst)
   const kept = new Set<string>()
   if (verified.length === 0) return kept
   kept.add(verified[0]!.name)
-  const today = santiagoDay(now)
+  const day = (c: StoredCopy) => santiagoDay(c.at)
+  const month = (c: StoredCopy) => santiagoDay(c.at).slice(0, 7)
   const buckets: Array<{ open: Set<string>; key: (c: StoredCopy) => string }> = [
-    { open: lastDays(today, keep.days), key: (c) => santiagoDay(c.at) },
-    { open: lastMonths(today, keep.months), key: (c) => santiagoDay(c.at).slice(0, 7) },
+    { open: recentPeriods(verified, day, keep.days), key: day },
+    { open: recentPeriods(verified, month, keep.months), key: month },
   ]
   for (const { open, key } of buckets)
     for (const copy of verified) {
@@ -92,7 +101,9 @@ export function copiesToDelete(copies: readonly StoredCopy[], now: Date, keep: K
   const verified = copies.filter((c) => c.verified).sort(newestFirst)
   const newest = verified[0]
   if (newest === undefined) return []
-  const kept = copiesToKeep(copies, now, keep)
+  // Which copies are old is a question for a clock that can be trusted: one behind a copy it made cannot be.
+  if (copiesFromTheFuture(copies, now).length > 0) return []
+  const kept = copiesToKeep(copies, keep)
   return copies
     .filter((c) => (c.verified ? !kept.has(c.name) : c.at.getTime() < newest.at.getTime() && now.getTime() - c.at.getTime() >= UNVERIFIED_GRACE_MS))
     .map((c) => c.name)

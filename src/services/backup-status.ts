@@ -4,6 +4,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { BackupConfig } from '../config'
+import type { Clock } from '../clock'
+import { CLOCK_SKEW_MS, RETRY_AFTER_FAILURE_MS } from '../domain/backups'
 import { configuredTargets, s3SettingsOf, type BackupTarget } from './backup-targets'
 
 export interface TargetStatus {
@@ -12,6 +14,8 @@ export interface TargetStatus {
   /** The newest verified copy the target held after the last run. */
   readonly last_good: { readonly name: string; readonly at: string } | null
   readonly last_failure: { readonly at: string; readonly reason: string } | null
+  /** When `backup.failed` last went out for this target: a target that keeps failing repeats it at most daily. */
+  readonly last_alert_at?: string
 }
 
 export interface BackupStatus {
@@ -49,11 +53,31 @@ export function isFailing(t: TargetStatus): boolean {
   return t.last_failure !== null && (t.last_good === null || t.last_failure.at >= t.last_good.at)
 }
 
+/**
+ * How a target stands at `now` (review of issue 26). `failing`: its last run failed. `stale`: its newest verified copy
+ * is older than two periods and an hour (a job that stopped, a run that hangs on a dead share) or dated ahead of the
+ * clock (a clock that jumped: that copy would otherwise hide every later failure). `ok` otherwise; a target never copied
+ * and never failed is `ok` until its first run says otherwise.
+ */
+export type TargetState = 'ok' | 'failing' | 'stale'
+
+export function targetState(t: TargetStatus, now: Date, everyMs: number): TargetState {
+  if (t.last_good !== null) {
+    const goodAt = Date.parse(t.last_good.at)
+    if (goodAt > now.getTime() + CLOCK_SKEW_MS) return t.last_failure !== null ? 'failing' : 'stale'
+    if (isFailing(t)) return 'failing'
+    if (now.getTime() - goodAt > 2 * everyMs + RETRY_AFTER_FAILURE_MS) return 'stale'
+    return 'ok'
+  }
+  return isFailing(t) ? 'failing' : 'ok'
+}
+
 export interface BackupReadiness {
-  /** `off`: no target configured; `fail`: a target's last copy failed (it does not make /ready 503). */
+  /** `off`: no target configured; `fail`: a target is failing or stale (it does not make /ready 503). */
   readonly check: 'ok' | 'fail' | 'off'
   readonly targets: ReadonlyArray<{
     readonly kind: BackupTarget['kind']
+    readonly state: TargetState
     readonly location: string
     readonly last_good_at: string | null
     readonly last_good_copy: string | null
@@ -63,7 +87,8 @@ export interface BackupReadiness {
 }
 
 /** GET /ready's view: one small file read, whatever the targets hold (docs/decisions/operations.md: constant time). */
-export function backupReadiness(deps: { readonly store: { readonly dataDir: string }; readonly config: BackupConfig }): BackupReadiness {
+export function backupReadiness(deps: { readonly store: { readonly dataDir: string }; readonly config: BackupConfig; readonly clock: Clock }): BackupReadiness {
+  const now = deps.clock.now()
   const configured = configuredTargets(deps.config)
   if (configured.length === 0) return { check: 'off', targets: [] }
   const status = readBackupStatus(deps.store.dataDir)
@@ -71,28 +96,29 @@ export function backupReadiness(deps: { readonly store: { readonly dataDir: stri
     const t = status.targets[location] ?? { kind, location, last_good: null, last_failure: null }
     return {
       kind,
+      state: targetState(t, now, deps.config.backupEveryMs),
       location,
       last_good_at: t.last_good?.at ?? null,
       last_good_copy: t.last_good?.name ?? null,
       last_failure_at: t.last_failure?.at ?? null,
       last_failure_reason: t.last_failure?.reason ?? null,
-      failing: isFailing(t),
     }
   })
-  return { check: targets.some((t) => t.failing) ? 'fail' : 'ok', targets: targets.map(({ failing: _f, ...t }) => t) }
+  return { check: targets.some((t) => t.state !== 'ok') ? 'fail' : 'ok', targets }
 }
 
 const KIND_ES: Readonly<Record<BackupTarget['kind'], string>> = { folder: 'carpeta', s3: 'S3' }
 
 /** The console's one line (Spanish), or null when no target is configured. */
-export function backupConsoleLine(deps: { readonly store: { readonly dataDir: string }; readonly config: BackupConfig }, format: (iso: string) => string): string | null {
+export function backupConsoleLine(deps: { readonly store: { readonly dataDir: string }; readonly config: BackupConfig; readonly clock: Clock }, format: (iso: string) => string): string | null {
   const r = backupReadiness(deps)
   if (r.check === 'off') return null
   return r.targets
     .map((t) => {
       const good = t.last_good_at ? `última copia verificada ${format(t.last_good_at)}` : 'aún sin copia verificada'
-      const failing = t.last_failure_at !== null && (t.last_good_at === null || t.last_failure_at >= t.last_good_at)
-      return `Respaldo (${KIND_ES[t.kind]} ${t.location}): ${good}${failing ? `; FALLÓ ${format(t.last_failure_at!)}: ${t.last_failure_reason}` : ''}.`
+      const failed = t.state === 'failing' && t.last_failure_at !== null ? `; FALLÓ ${format(t.last_failure_at)}: ${t.last_failure_reason}` : ''
+      const stale = t.state === 'stale' ? '; SIN COPIA RECIENTE: revise que Timbre esté en marcha, el destino y la hora del equipo' : ''
+      return `Respaldo (${KIND_ES[t.kind]} ${t.location}): ${good}${failed}${stale}.`
     })
     .join(' ')
 }

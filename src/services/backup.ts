@@ -1,5 +1,5 @@
 // `timbre backup` / `timbre restore` (DESIGN §3): one .tar.gz with a consistent online snapshot and the instance keys.
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from 'node:fs'
+import { type Dirent, chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { TarOptionsWithAliasesAsyncFile } from 'tar'
@@ -71,7 +71,7 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'> & { log?:
     // A staging folder left in the temp dir must not turn a written, good backup into a failure (Defender may hold the
     // fresh copy a moment on Windows): said, not thrown (issue 26 review).
     try {
-      removeStaging(staging)
+      removeTree(staging)
     } catch (err) {
       ;(deps.log ?? silentLogger).warn('backup.staging_not_removed', { path: staging, reason: (err as Error).message })
     }
@@ -79,12 +79,24 @@ export async function createBackup(deps: Pick<Deps, 'store' | 'clock'> & { log?:
 }
 
 /**
- * The staging folder is flat (only the files above), so its files go one by one and then the folder. Bun's recursive
- * rmSync failed on Windows: under Wine it throws EFAULT for any folder, even an empty one, after the archive was
- * written (issue 26, docs/decisions/platforms.md); unlink and rmdir work there.
+ * Removes a folder Timbre made (a staging folder) with everything in it, file by file and folder by folder. Bun's
+ * recursive rmSync failed on Windows: under Wine it throws EFAULT for any folder, even an empty one, after an archive
+ * was written (issue 26, docs/decisions/platforms.md); unlink and rmdir work there. Links are unlinked, never followed.
+ * A folder that is not there is nothing to do.
  */
-function removeStaging(dir: string): void {
-  for (const name of readdirSync(dir)) unlinkSync(join(dir, name))
+export function removeTree(dir: string): void {
+  let entries: Dirent[]
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return
+    throw err
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) removeTree(path)
+    else unlinkSync(path)
+  }
   rmdirSync(dir)
 }
 
@@ -177,7 +189,11 @@ export async function restoreBackup(input: { from: string; dataDir: string; log?
     return await extractAndCheck(from, dataDir, input.log ?? silentLogger)
   } catch (err) {
     // Only the names this restore writes: the data dir was empty, and it is left so.
-    for (const f of [...RESTORABLE, ...OPENED]) rmSync(join(dataDir, f), { recursive: true, force: true })
+    for (const f of [...RESTORABLE, ...OPENED]) {
+      const path = join(dataDir, f)
+      if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) removeTree(path)
+      else rmSync(path, { force: true })
+    }
     throw err
   }
 }

@@ -2,7 +2,7 @@
 // the backup thread, the same archive as `timbre backup` put on each target, read back FROM the target and verified
 // (integrity_check, DTE count), a verification record beside it, then retention. A copy that fails is removed, never
 // counted, alerts (log, `backup.failed` webhooks, /ready, console), and the target's older copies stay untouched.
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isoTimestamp } from '../clock'
 import type { BackupConfig } from '../config'
@@ -13,8 +13,9 @@ import { listWebhooks } from '../db/webhook-store'
 import { backupName, copiesToDelete, isBackupDue, parseBackupName, VERIFIED_SUFFIX, type RunRecord, type StoredCopy } from '../domain/backups'
 import { OperatorError } from '../errors'
 import { VERSION } from '../version'
+import { removeTree } from './backup'
 import { backupTargets, stalePartials, type BackupTarget, type TargetEntry } from './backup-targets'
-import { readBackupStatus, writeBackupStatus, type BackupStatus, type TargetStatus } from './backup-status'
+import { isFailing, readBackupStatus, writeBackupStatus, type BackupStatus, type TargetStatus } from './backup-status'
 import type { Deps } from './deps'
 import { listEmpresas } from './empresas'
 import { emitEvent } from './events'
@@ -52,6 +53,26 @@ export interface VerificationRecord {
   readonly includes_keys: boolean
   readonly schema: string
   readonly timbre: string
+  /**
+   * The installation that made the copy (backups/instance-id of its data dir). Retention deletes only its own copies:
+   * two installations pointed at one NAS folder or one bucket prefix would otherwise delete each other's, until one had
+   * none (review of issue 26).
+   */
+  readonly instance: string
+}
+
+/**
+ * This data dir's installation id, made at its first scheduled copy. Not in the backups themselves: a data dir restored
+ * from one is a new installation, whose copies start anew beside the old ones, which it never deletes.
+ */
+export function backupInstanceId(dataDir: string): string {
+  const path = join(dataDir, 'backups', 'instance-id')
+  const known = existsSync(path) ? readFileSync(path, 'utf8').trim() : ''
+  if (/^[0-9a-f-]{36}$/.test(known)) return known
+  const id = Bun.randomUUIDv7()
+  mkdirSync(join(dataDir, 'backups'), { recursive: true, mode: 0o700 })
+  writeFileSync(path, `${id}\n`, { mode: 0o600 })
+  return id
 }
 
 class VerificationError extends OperatorError {}
@@ -96,7 +117,12 @@ async function withStaging<T>(deps: BackupDeps, now: Date, work: (staging: strin
     return await work(staging, thread)
   } finally {
     thread.close()
-    rmSync(staging, { recursive: true, force: true })
+    // Never fails the run it ends: the copies are judged already; a staging folder left is removed a day later.
+    try {
+      removeTree(staging)
+    } catch (err) {
+      deps.log.warn('backup.staging_not_removed', { path: staging, reason: messageOf(err) })
+    }
   }
 }
 
@@ -166,7 +192,7 @@ async function copyToTarget(deps: BackupDeps, config: BackupConfig, thread: Back
     return [] as string[]
   })
   deps.log.info('backup.completed', { target: target.kind, location: target.location, copy, bytes: archive.bytes, dte_count: job.snapshot.dteCount, deleted })
-  return { target: target.kind, location: target.location, ok: true, copy, bytes: archive.bytes, includes_keys: archive.includesKeys, reason: null, deleted }
+  return { target: target.kind, location: target.location, ok: true, copy, bytes: archive.bytes, includes_keys: archive.files.includes(MASTER_KEY_FILE), reason: null, deleted }
 }
 
 /** Reads the copy back from the target (re-read, re-download) and checks it on the backup thread. */
@@ -175,11 +201,11 @@ async function verifyFromTarget(deps: BackupDeps, thread: BackupThread, job: Cop
   rmSync(local, { force: true })
   await job.target.get(job.copy, local, thread)
   const workDir = join(job.staging, `verify-${job.target.kind}`)
-  rmSync(workDir, { recursive: true, force: true })
+  removeTree(workDir)
   const v = await thread.verify({ archive: local, workDir }).catch((err: unknown) => {
     throw new VerificationError(`la copia leída de vuelta no se abre: ${messageOf(err)}`)
   })
-  rmSync(workDir, { recursive: true, force: true })
+  removeTree(workDir)
   rmSync(local, { force: true })
   const expected = job.snapshot.dteCount
   if (v.sha256 !== job.archive.sha256) throw new VerificationError(`los bytes leídos de vuelta no son los escritos (sha256 ${v.sha256.slice(0, 12)}… ≠ ${job.archive.sha256.slice(0, 12)}…)`)
@@ -192,9 +218,10 @@ async function verifyFromTarget(deps: BackupDeps, thread: BackupThread, job: Cop
     bytes: v.bytes,
     sha256: v.sha256,
     dte_count: v.dteCount,
-    includes_keys: job.archive.includesKeys,
+    includes_keys: job.archive.files.includes(MASTER_KEY_FILE),
     schema: String(v.manifest.schema),
     timbre: String(v.manifest.timbre),
+    instance: backupInstanceId(deps.store.dataDir),
   }
 }
 
@@ -207,9 +234,37 @@ export function storedCopies(entries: readonly TargetEntry[]): StoredCopy[] {
   })
 }
 
+/**
+ * The copies this installation made: those whose record names it. A record that cannot be read is not known to be
+ * ours, so it is never deleted; another installation's copies are said once per run (backup.shared_target).
+ */
+async function ownCopies(deps: BackupDeps, target: BackupTarget): Promise<StoredCopy[]> {
+  const instance = backupInstanceId(deps.store.dataDir)
+  const all = storedCopies(await target.list())
+  const own: StoredCopy[] = []
+  let foreign = 0
+  for (const copy of all) {
+    if (!copy.verified) {
+      own.push(copy) // unverified: whoever made it, it restores nothing; copiesToDelete still waits a day for it
+      continue
+    }
+    const record = await target.readText(`${copy.name}${VERIFIED_SUFFIX}`).then((t) => JSON.parse(t) as Partial<VerificationRecord>).catch(() => null)
+    if (record?.instance === instance) own.push(copy)
+    else foreign++
+  }
+  if (foreign > 0)
+    deps.log.warn('backup.shared_target', {
+      target: target.kind,
+      location: target.location,
+      foreign_copies: foreign,
+      message: 'el destino tiene copias de otra instalación de Timbre (o de esta antes de restaurarla): no se borran; use una carpeta o prefijo por instalación',
+    })
+  return own
+}
+
 /** Only after this run's copy on the target verified: a failing target keeps every older copy (issue 26). */
 async function applyRetention(deps: BackupDeps, config: BackupConfig, target: BackupTarget): Promise<string[]> {
-  const doomed = copiesToDelete(storedCopies(await target.list()), deps.clock.now(), config.backupKeep)
+  const doomed = copiesToDelete(await ownCopies(deps, target), deps.clock.now(), config.backupKeep)
   for (const name of doomed) {
     // The record first: a copy whose removal is cut short is then merely unverified, never a record without its archive.
     await target.remove(`${name}${VERIFIED_SUFFIX}`)
@@ -228,7 +283,7 @@ function removeStaleStaging(deps: BackupDeps, now: Date): void {
   const dir = join(deps.store.dataDir, 'backups')
   if (!existsSync(dir)) return
   for (const name of readdirSync(dir))
-    if (name.startsWith('.staging-') && now.getTime() - statSync(join(dir, name)).mtimeMs > 24 * 60 * 60 * 1000) rmSync(join(dir, name), { recursive: true, force: true })
+    if (name.startsWith('.staging-') && now.getTime() - statSync(join(dir, name)).mtimeMs > 24 * 60 * 60 * 1000) removeTree(join(dir, name))
 }
 
 /** The status file, the error lines and the `backup.failed` events of a run. */
@@ -237,10 +292,15 @@ async function recordRun(deps: BackupDeps, targets: readonly BackupTarget[], out
   const next: Record<string, TargetStatus> = { ...before.targets }
   for (const [i, o] of outcomes.entries()) {
     const prior = before.targets[o.location]
-    const lastGood = o.ok ? { name: o.copy, at: isoTimestamp(now) } : await newestVerified(targets[i]!).catch(() => prior?.last_good ?? null)
+    const lastGood = o.ok ? { name: o.copy, at: isoTimestamp(now) } : await newestVerified(deps, targets[i]!).catch(() => prior?.last_good ?? null)
     const lastFailure = o.ok ? (prior?.last_failure ?? null) : { at: isoTimestamp(now), reason: o.reason ?? '' }
-    next[o.location] = { kind: o.target, location: o.location, last_good: lastGood ?? prior?.last_good ?? null, last_failure: lastFailure }
-    if (!o.ok) alert(deps, next[o.location]!, now)
+    const status: TargetStatus = { kind: o.target, location: o.location, last_good: lastGood ?? prior?.last_good ?? null, last_failure: lastFailure }
+    if (o.ok) next[o.location] = status
+    else {
+      const notify = isAlertDue(prior, now)
+      alert(deps, status, now, { notify })
+      next[o.location] = { ...status, ...(notify ? { last_alert_at: isoTimestamp(now) } : prior?.last_alert_at ? { last_alert_at: prior.last_alert_at } : {}) }
+    }
   }
   const status: BackupStatus = { last_run: { at: isoTimestamp(now), ok: outcomes.every((o) => o.ok) }, targets: next }
   try {
@@ -250,11 +310,23 @@ async function recordRun(deps: BackupDeps, targets: readonly BackupTarget[], out
   }
 }
 
-async function newestVerified(target: BackupTarget): Promise<{ name: string; at: string } | null> {
-  const newest = storedCopies(await target.list())
+async function newestVerified(deps: BackupDeps, target: BackupTarget): Promise<{ name: string; at: string } | null> {
+  const newest = (await ownCopies(deps, target))
     .filter((c) => c.verified)
     .sort((a, b) => b.at.getTime() - a.at.getTime())[0]
   return newest ? { name: newest.name, at: isoTimestamp(newest.at) } : null
+}
+
+/** While a target keeps failing, its `backup.failed` webhook repeats at most this often (the log line every time). */
+export const REALERT_MS = 24 * 60 * 60 * 1000
+
+/**
+ * A new failure is announced at once; a target that keeps failing (a NAS off for a weekend, retried hourly) once a day,
+ * not at every retry to every subscribed company (review of issue 26: ~60 runs × 40 companies = 2 400 POSTs).
+ */
+export function isAlertDue(prior: TargetStatus | undefined, now: Date): boolean {
+  if (prior === undefined || !isFailing(prior) || prior.last_alert_at === undefined) return true
+  return now.getTime() - Date.parse(prior.last_alert_at) >= REALERT_MS
 }
 
 /**
@@ -262,9 +334,10 @@ async function newestVerified(target: BackupTarget): Promise<{ name: string; at:
  * instance's, not a company's: whoever asked to hear about it (an accountant's own webhook, the firm's monitoring)
  * hears it; a company that did not subscribe gets nothing (docs/decisions/backups.md "Alerts").
  */
-function alert(deps: BackupDeps, t: TargetStatus, now: Date): void {
+function alert(deps: BackupDeps, t: TargetStatus, now: Date, opts: { notify: boolean }): void {
   const data = { target: t.kind, location: t.location, reason: t.last_failure?.reason ?? '', last_good_at: t.last_good?.at ?? null, last_good_copy: t.last_good?.name ?? null }
-  deps.log.error('backup.failed', data)
+  deps.log.error('backup.failed', { ...data, webhook: opts.notify })
+  if (!opts.notify) return
   try {
     const subscribed = listEmpresas(deps).filter((e) => listWebhooks(deps.store.db, e.id).some((w) => w.events.includes('backup.failed')))
     if (subscribed.length === 0) return

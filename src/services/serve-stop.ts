@@ -4,7 +4,9 @@
 // is a hard kill); rather than a loopback admin endpoint, because a file needs no port, no token to keep and no new
 // network surface, and whoever may write the data dir may read its master key anyway (docs/decisions/platforms.md).
 import { clearStopRequest, hasStopRequest, isDataDirServed, requestStop } from '../db/serve-lock'
-import { assertDatabaseExists } from '../db/open'
+import { statSync } from 'node:fs'
+import { join } from 'node:path'
+import { assertDatabaseExists, DB_FILE } from '../db/open'
 import { OperatorError } from '../errors'
 
 /** How often `serve` looks for a request: a stop starts draining within half a second. */
@@ -40,7 +42,8 @@ export async function stopServe(input: { dataDir: string; timeoutMs: number; pol
   const { dataDir, timeoutMs } = input
   // A mistyped --data-dir must not read as "stopped" to a script that then replaces the executable (DESIGN §3: a
   // command pointed at a folder with no database exits non-zero naming the path it looked at).
-  assertDatabaseExists(dataDir)
+  // Through `asked`: a data dir this account may not read is said as such, not as a folder without a database.
+  if (asked(dataDir, () => statSync(join(dataDir, DB_FILE), { throwIfNoEntry: false })) === undefined) assertDatabaseExists(dataDir)
   if (!asked(dataDir, () => isDataDirServed(dataDir))) return { data_dir: dataDir, was_running: false, stopped: true, waited_ms: 0 }
   const started = performance.now()
   asked(dataDir, () => requestStop(dataDir))

@@ -6,7 +6,7 @@
 // ProcessPrng, which Wine 8.0 lacks; beside the .exe) and console-run.exe (a console host that can send Ctrl-C).
 // scripts/test.sh installs wine and the mingw compiler; without them this file says why it skips.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEMO_INVOICE } from '../../src/cli/demo-banner'
 import { ROOT } from '../support/binary'
@@ -198,6 +198,23 @@ if (missing.length > 0) {
       archive = join(work, 'respaldos', 'timbre.tar.gz')
       expect(existsSync(archive)).toBe(true)
     }, 60_000)
+
+    test('a scheduled-style copy (backup run) to a folder, while serve runs: made on the backup Worker, read back, verified, listed', async () => {
+      // The copy's snapshot, archive and read-back run on the backup Worker inside the .exe; its staging is removed
+      // file by file (Bun's recursive rmSync fails under Wine, docs/decisions/platforms.md).
+      const folder = join(work, 'usb')
+      mkdirSync(folder)
+      const made = await timbre(['backup', 'run', '--backup-dir', winPath(folder), '--data-dir', winPath(firstDir)])
+      expect({ code: made.code, stderr: made.stderr.split('\n').filter((l) => l.includes('"error"')) }).toEqual({ code: 0, stderr: [] })
+      const result = JSON.parse(made.stdout) as { targets: Array<{ ok: boolean; copy: string; includes_keys: boolean }> }
+      expect(result.targets).toEqual([expect.objectContaining({ ok: true, includes_keys: true })])
+      const listed = await timbre(['backup', 'list', '--backup-dir', winPath(folder)])
+      expect(listed.code).toBe(0)
+      const listing = JSON.parse(listed.stdout) as { copies: Array<{ name: string; verified: boolean; dte_count: number }> }
+      expect(listing.copies).toEqual([expect.objectContaining({ name: result.targets[0]!.copy, verified: true })])
+      expect(listing.copies[0]!.dte_count).toBeGreaterThanOrEqual(1)
+      expect(readdirSync(join(firstDir, 'backups')).filter((n) => n.startsWith('.staging-'))).toEqual([])
+    }, 90_000)
 
     test('Ctrl-C in its console: serve drains and exits 0, its lock given back', async () => {
       first.ctrlC()

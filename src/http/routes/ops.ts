@@ -19,13 +19,15 @@ const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
 const BackupSchema = Type.Object(
   {
     targets: Type.Array(
+      // No location, copy name nor failure text: /ready answers anyone who reaches the port, and where the copies go is
+      // the instance's infrastructure (review of issue 26). The administrator's console and `timbre backup list` say it.
       Type.Object({
         kind: Type.Union([Type.Literal('folder'), Type.Literal('s3')]),
-        location: Type.String({ description: 'Carpeta o s3://bucket/prefijo.' }),
+        state: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('stale')], {
+          description: 'failing: la última copia falló; stale: la última copia verificada tiene más de dos periodos, o fecha futura.',
+        }),
         last_good_at: Instant,
-        last_good_copy: Type.Union([Type.String(), Type.Null()]),
         last_failure_at: Instant,
-        last_failure_reason: Type.Union([Type.String(), Type.Null()]),
       }),
     ),
   },
@@ -38,7 +40,7 @@ const ReadinessSchema = Type.Object({
     migrations: CheckSchema,
     jobs: CheckSchema,
     backup: Type.Union([Type.Literal('ok'), Type.Literal('fail'), Type.Literal('off')], {
-      description: 'Respaldos automáticos: fail si la última copia de algún destino falló; off sin destinos. No cambia el estado (no produce 503).',
+      description: 'Respaldos automáticos: fail si la última copia de algún destino falló o si no hay una copia verificada reciente; off sin destinos. No cambia el estado (no produce 503).',
     }),
   }),
   backup: BackupSchema,
@@ -63,7 +65,8 @@ export const opsRoutes = (deps: Deps, readiness: Readiness) =>
         if (!ready) set.headers['retry-after'] = '5'
         // A failing backup is reported, not routed on: the API can still issue (docs/decisions/backups.md "/ready").
         const backup = backupReadiness(deps)
-        return { status: ready ? 'ready' : 'unavailable', checks: { ...checks, backup: backup.check }, backup: { targets: [...backup.targets] }, sii: readiness.sii() }
+        const targets = backup.targets.map((t) => ({ kind: t.kind, state: t.state, last_good_at: t.last_good_at, last_failure_at: t.last_failure_at }))
+        return { status: ready ? 'ready' : 'unavailable', checks: { ...checks, backup: backup.check }, backup: { targets }, sii: readiness.sii() }
       },
       {
         detail: {

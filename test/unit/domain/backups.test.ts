@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import {
   backupName,
+  copiesFromTheFuture,
   copiesToDelete,
   copiesToKeep,
   isBackupDue,
@@ -121,19 +122,15 @@ describe('retention (properties)', () => {
     )
   })
 
-  test('the newest verified copy of each of the last N days and M months (Santiago) is kept', () => {
+  test('the newest verified copy of each of the N most recent days and M most recent months that have one (Santiago) is kept, nothing else but the newest', () => {
     fc.assert(
-      fc.property(history, ({ copies, now: at, keep }) => {
-        // At 13:00 in Santiago (16:00 UTC, ±1 h of DST), "i × 24 h earlier" falls on the i-th previous calendar day.
-        const now = new Date(Math.floor(at.getTime() / DAY) * DAY + 16 * HOUR)
-        const kept = copiesToKeep(copies, now, keep)
+      fc.property(history, ({ copies, now, keep }) => {
+        const kept = copiesToKeep(copies, keep)
         const deleted = new Set(copiesToDelete(copies, now, keep))
-        const days = new Set(Array.from({ length: keep.days }, (_, i) => santiagoDay(new Date(now.getTime() - i * DAY))))
-        const months = new Set(Array.from({ length: keep.months }, (_, i) => {
-          const [y, m] = santiagoDay(now).split('-').map(Number) as [number, number]
-          return new Date(Date.UTC(y, m - 1 - i, 1)).toISOString().slice(0, 7)
-        }))
-        const verified = copies.filter((x) => x.verified)
+        const verified = copies.filter((x) => x.verified).sort((a, b) => b.at.getTime() - a.at.getTime())
+        const recent = (key: (c: StoredCopy) => string, count: number) => new Set([...new Set(verified.map(key))].slice(0, count))
+        const days = recent((c) => santiagoDay(c.at), keep.days)
+        const months = recent((c) => santiagoDay(c.at).slice(0, 7), keep.months)
         for (const c of verified) {
           expect(kept.has(c.name)).toBe(!deleted.has(c.name))
           const day = santiagoDay(c.at)
@@ -145,6 +142,45 @@ describe('retention (properties)', () => {
         }
       }),
     )
+  })
+
+  const dailyYear = (from: number): StoredCopy[] =>
+    Array.from({ length: 365 }, (_, i) => {
+      const at = new Date(from + i * DAY + 6 * HOUR)
+      return { name: backupName(at), at, verified: true }
+    })
+
+  test('a clock that jumped years ahead does not make every older copy too old: the recent months that have copies stay', () => {
+    const year = dailyYear(T0)
+    const jumped = new Date(T0 + 10 * 365 * DAY)
+    const copies = [...year, { name: backupName(jumped), at: jumped, verified: true }]
+    const deleted = new Set(copiesToDelete(copies, jumped, { days: 7, months: 12 }))
+    const left = copies.filter((c) => !deleted.has(c.name))
+    // The jumped copy takes one of the 7 days and one of the 12 months; the real year keeps its newest 6 days and 11
+    // months, the newest day being its newest month's copy too: 1 + 6 + 11 - 1. A calendar reading kept only the jumped one.
+    expect(left.length).toBe(17)
+    expect(left.filter((c) => c.at.getTime() < jumped.getTime()).length).toBe(16)
+  })
+
+  test('a clock behind a copy it made (set back to an old date) deletes nothing until it is right again', () => {
+    const year = dailyYear(T0)
+    const back = new Date(T0 - 6 * 365 * DAY)
+    const copies = [...year, { name: backupName(back), at: back, verified: true }]
+    expect(copiesFromTheFuture(copies, back).length).toBe(365)
+    expect(copiesToDelete(copies, back, { days: 7, months: 12 })).toEqual([])
+    // Once the clock is right, retention resumes.
+    expect(copiesToDelete(copies, new Date(T0 + 366 * DAY), { days: 7, months: 12 }).length).toBeGreaterThan(300)
+  })
+
+  test('a month without copies (the PC was off) takes no place of a month that has them', () => {
+    const before = dailyYear(T0).slice(0, 60) // two months of copies…
+    const after = dailyYear(T0 + 200 * DAY).slice(0, 3) // …then nothing for about four months
+    const copies = [...before, ...after]
+    const now = new Date(after[2]!.at.getTime() + HOUR)
+    const left = new Set(copies.map((c) => c.name))
+    for (const name of copiesToDelete(copies, now, { days: 0, months: 3 })) left.delete(name)
+    // Three months that have copies: the one after, and the two before the gap.
+    expect(new Set([...left].map((n) => santiagoDay(parseBackupName(n)!).slice(0, 7))).size).toBe(3)
   })
 
   test('retention is stable: applied to what it keeps, it deletes nothing more', () => {
