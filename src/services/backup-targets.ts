@@ -76,6 +76,7 @@ export function folderTarget(dir: string, opts: { includesKeys: boolean; log?: L
         // Authenticated User read. Restricted before it gets its final name (issue 26 review; a no-op elsewhere: 0600).
         protectFileOnWindows(partial, opts.log ?? silentLogger)
         await rename(partial, path(name))
+        await syncFolder(root)
       } catch (err) {
         await rm(partial, { force: true }).catch(() => undefined)
         throw err
@@ -89,8 +90,18 @@ export function folderTarget(dir: string, opts: { includesKeys: boolean; log?: L
     async writeText(name, text) {
       requireDir()
       const partial = path(`.${name}.${Bun.randomUUIDv7()}.partial`)
-      await Bun.write(partial, text)
+      const out = await open(partial, 'wx', 0o600)
+      try {
+        await out.writeFile(text)
+        await out.sync()
+      } finally {
+        await out.close()
+      }
       await rename(partial, path(name))
+      // The record is what makes the copy count, and retention deletes older copies right after it: both names must be
+      // on the device first, or a power cut (a FAT/exFAT USB drive) could leave the old copies gone and the new one
+      // nameless (review of issue 26).
+      await syncFolder(root)
     },
     async remove(name) {
       await rm(path(name), { force: true })
@@ -108,6 +119,20 @@ export async function stalePartials(dir: string, now: Date): Promise<string[]> {
     if (st !== null && now.getTime() - st.mtimeMs > 24 * 60 * 60 * 1000) old.push(join(dir, name))
   }
   return old
+}
+
+/**
+ * fsync of the folder, which makes a rename in it durable (POSIX). Windows cannot open a folder as a file, and its
+ * renames are journaled by NTFS, so there it is skipped.
+ */
+async function syncFolder(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
 }
 
 /** A stream copy with its fsync, in the event loop's turns: no thread blocked on a multi-GB file. */
