@@ -2,7 +2,7 @@
 // the backup thread, the same archive as `timbre backup` put on each target, read back FROM the target and verified
 // (integrity_check, DTE count), a verification record beside it, then retention. A copy that fails is removed, never
 // counted, alerts (log, `backup.failed` webhooks, /ready, console), and the target's older copies stay untouched.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isoTimestamp } from '../clock'
 import type { BackupConfig } from '../config'
@@ -94,12 +94,16 @@ export function isScheduledBackupDue(deps: Pick<Deps, 'store' | 'clock'>, config
  * configured ones (tests: a target that fails on purpose). Never throws for a failure, even one before any target is
  * reached (a full data dir): it is in the result, and it alerts like the others.
  */
-export async function runScheduledBackup(deps: BackupDeps, config: BackupConfig, opts: { targets?: readonly BackupTarget[] } = {}): Promise<BackupRunResult> {
+export async function runScheduledBackup(
+  deps: BackupDeps,
+  config: BackupConfig,
+  opts: { targets?: readonly BackupTarget[]; freeBytes?: (dir: string) => number } = {},
+): Promise<BackupRunResult> {
   const targets = opts.targets ?? backupTargets(config, deps.log)
   const now = deps.clock.now()
   const copy = backupName(now)
   const started = performance.now()
-  const run = await withStaging(deps, now, (staging, thread) => copyEverywhere(deps, config, thread, { targets, copy, staging, now })).catch(
+  const run = await withStaging(deps, now, (staging, thread) => copyEverywhere(deps, config, thread, { targets, copy, staging, now }), opts.freeBytes).catch(
     (err: unknown) => ({ dteCount: null, outcomes: targets.map((t) => failed(t, copy, `no se pudo preparar la copia: ${messageOf(err)}`)) }),
   )
   await recordRun(deps, targets, run.outcomes, now)
@@ -107,9 +111,38 @@ export async function runScheduledBackup(deps: BackupDeps, config: BackupConfig,
   return { copy, created_at: isoTimestamp(now), dte_count: run.dteCount, targets: run.outcomes }
 }
 
+/**
+ * Room a run needs on the data dir's disk before it stages anything: the snapshot (about the database), its archives
+ * (smaller) and a read-back, so twice the database, plus a margin for the issuance that goes on meanwhile. A backup that
+ * filled the disk would stop issuance (SQLITE_FULL, a 503) for the sake of a copy (review of issue 26).
+ */
+export function stagingRoomNeeded(databaseBytes: number): number {
+  return 2 * databaseBytes + 64 * 1024 * 1024 // 64 MB: thousands of DTEs of issuance meanwhile
+}
+
+function assertStagingRoom(deps: BackupDeps, freeBytes: (dir: string) => number): void {
+  const databaseBytes = ['', '-wal'].reduce((sum, suffix) => sum + (statSync(`${deps.store.path}${suffix}`, { throwIfNoEntry: false })?.size ?? 0), 0)
+  const needed = stagingRoomNeeded(databaseBytes)
+  const free = freeBytes(deps.store.dataDir)
+  if (free < needed)
+    throw new Error(
+      `no hay espacio para preparar la copia en el disco del directorio de datos: hay ${mb(free)} MB libres y se necesitan ${mb(needed)} MB ` +
+        '(el doble de la base y un margen para seguir emitiendo); libere espacio en ese disco',
+    )
+}
+
+const mb = (bytes: number) => Math.floor(bytes / 1024 / 1024)
+
+/** Free bytes for this account on the disk of `dir`. */
+export function freeBytesOf(dir: string): number {
+  const fs = statfsSync(dir)
+  return fs.bavail * fs.bsize
+}
+
 /** A staging folder in `<data-dir>/backups/` (the database's disk, not a RAM /tmp) and a backup thread, for one run. */
-async function withStaging<T>(deps: BackupDeps, now: Date, work: (staging: string, thread: BackupThread) => Promise<T>): Promise<T> {
+async function withStaging<T>(deps: BackupDeps, now: Date, work: (staging: string, thread: BackupThread) => Promise<T>, freeBytes: (dir: string) => number = freeBytesOf): Promise<T> {
   removeStaleStaging(deps, now)
+  assertStagingRoom(deps, freeBytes)
   const staging = join(deps.store.dataDir, 'backups', `.staging-${Bun.randomUUIDv7()}`)
   mkdirSync(staging, { recursive: true, mode: 0o700 })
   const thread = startBackupThread()

@@ -14,7 +14,7 @@ import { webhookDeliverJob } from '../../src/jobs/webhook-deliver'
 import { folderTarget, s3Target, type BackupTarget } from '../../src/services/backup-targets'
 import { backupConsoleLine } from '../../src/services/backup-status'
 import { restoreCopy } from '../../src/services/backup-copies'
-import { runScheduledBackup } from '../../src/services/scheduled-backup'
+import { runScheduledBackup, stagingRoomNeeded } from '../../src/services/scheduled-backup'
 import { testClock, type TestClock } from '../support/clock'
 import { facturaSimple, issue, provisionIssuer } from '../support/issuance'
 import { startReceiver, type Receiver } from '../support/receiver'
@@ -328,4 +328,21 @@ test('a run that cannot even stage its snapshot (the data dir full or broken) fa
     rmSync(backups, { force: true })
     renameSync(`${backups}-aparte`, backups)
   }
+}, 30_000)
+
+test('a data dir disk without room for the staging copy: the run fails before writing anything, issuance keeps its space', async () => {
+  clock.advance(DAY)
+  const before = folderNames()
+  const database = Bun.file(s.server.deps.store.path).size
+  const result = await runScheduledBackup(s.server.deps, config, { freeBytes: () => stagingRoomNeeded(database) - 1 })
+  expect(result.targets.map((t) => [t.target, t.ok])).toEqual([
+    ['folder', false],
+    ['s3', false],
+  ])
+  for (const t of result.targets) expect(t.reason).toMatch(/no hay espacio para preparar la copia/)
+  expect(readdirSync(join(s.dataDir, 'backups')).filter((n) => n.startsWith('.staging-'))).toEqual([])
+  expect(folderNames()).toEqual(before)
+  // With room, the same run goes through.
+  const next = await runScheduledBackup(s.server.deps, config, { freeBytes: () => stagingRoomNeeded(database) + 1024 * 1024 * 1024 })
+  expect(next.targets.every((t) => t.ok)).toBe(true)
 }, 30_000)
