@@ -81,8 +81,8 @@ export const backupRun: Command = {
     const config = backupConfigFrom(args.flags)
     requireTargets(config)
     const log = stderrLogger()
-    const result = await withAdminStore(args, (deps) => {
-      for (const w of backupSettingWarnings(config, deps.store.dataDir)) log.warn(w.event, { message: w.message })
+    const result = await withAdminStore(args, async (deps) => {
+      for (const w of await backupSettingWarnings(config, deps.store.dataDir)) log.warn(w.event, { message: w.message })
       return runScheduledBackup({ ...deps, log }, config)
     })
     const failedTargets = result.targets.filter((t) => !t.ok)

@@ -145,7 +145,9 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     ...[backupJob(config)].filter((job) => job !== null),
   ])
   // Issue 26: S3 copies without the master key, a backup folder on the data dir's own disk.
-  for (const w of backupSettingWarnings(config, config.dataDir)) log.warn(w.event, { message: w.message })
+  void backupSettingWarnings(config, config.dataDir).then((warnings) => {
+    for (const w of warnings) log.warn(w.event, { message: w.message })
+  })
   const consoleDoor = createConsoleDoor(deps)
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),

@@ -1,7 +1,8 @@
 // What the scheduled backups last did (issue 26), kept in `<data-dir>/backups/status.json` so that GET /ready, the
 // console and `timbre backup list` see the runs of serve's job and of a `timbre backup run` from cron alike, and a
 // restart does not forget a failure. Written whole to a temporary name and renamed: a reader sees the old or the new.
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { BackupConfig } from '../config'
 import type { Clock } from '../clock'
@@ -127,13 +128,17 @@ export function backupConsoleLine(deps: { readonly store: { readonly dataDir: st
  * What an operator should hear at start (serve) and before a `backup run`: the S3 copies lack the master key, and a
  * backup folder on the data dir's own disk does not survive that disk (the one failure issue 26 is about).
  */
-export function backupSettingWarnings(config: BackupConfig, dataDir: string): Array<{ event: string; message: string }> {
+export async function backupSettingWarnings(config: BackupConfig, dataDir: string): Promise<Array<{ event: string; message: string }>> {
   const out: Array<{ event: string; message: string }> = []
   if (s3SettingsOf(config) !== null && !config.backupS3Keys) out.push({ event: 'backup.s3_without_keys', message: S3_WITHOUT_KEYS_WARNING })
-  if (config.backupDir !== null && existsSync(config.backupDir) && existsSync(dataDir) && statSync(config.backupDir).dev === statSync(dataDir).dev)
+  // Async and bounded: a backup folder on a NAS that hangs must not keep serve from starting (review of issue 26).
+  const devOf = (dir: string) => Promise.race([stat(dir).then((s) => s.dev, () => null), Bun.sleep(5_000).then(() => null)])
+  const backupDir = config.backupDir
+  const [backupDev, dataDev] = backupDir === null ? [null, null] : await Promise.all([devOf(backupDir), devOf(dataDir)])
+  if (backupDir !== null && backupDev !== null && backupDev === dataDev)
     out.push({
       event: 'backup.same_disk',
-      message: `la carpeta de respaldos ${resolve(config.backupDir)} está en el mismo disco que el directorio de datos: si ese disco falla se pierden ambos; use otro disco, un USB o una carpeta de red`,
+      message: `la carpeta de respaldos ${resolve(backupDir)} está en el mismo disco que el directorio de datos: si ese disco falla se pierden ambos; use otro disco, un USB o una carpeta de red`,
     })
   return out
 }

@@ -45,73 +45,87 @@ const PARTIAL = /^\.timbre-.*\.partial$/
  * (fsync) and renamed: a rename within one folder is atomic, so the final name always holds a whole archive.
  * `onChunk` is for tests: the target disappearing between two chunks of a copy.
  */
-export function folderTarget(dir: string, opts: { includesKeys: boolean; log?: Logger; onChunk?: (written: number) => Promise<void> | void }): BackupTarget {
+export function folderTarget(
+  dir: string,
+  opts: { includesKeys: boolean; log?: Logger; onChunk?: (written: number) => Promise<void> | void; timeouts?: S3Timeouts },
+): BackupTarget {
   const root = resolve(dir)
   const path = (name: string) => join(root, name)
-  const requireDir = () => {
-    if (!existsSync(root) || !statSync(root).isDirectory())
+  // Every call on the folder is async (libuv's threads) and has a deadline: a NAS share that hangs (a hard NFS mount, an
+  // SMB server gone) must neither stall the thread that serves every company nor hold the job, which never overlaps
+  // itself, for ever (review of issue 26). The deadlines are the S3 ones: a share is a network target too.
+  const t = opts.timeouts ?? S3_TIMEOUTS
+  const transferMs = (bytes: number) => t.floorMs + Math.ceil((bytes / t.minBytesPerSecond) * 1000)
+  const share = <T>(work: Promise<T>, ms: number, what: string) => within(work, ms, what, `la carpeta de respaldos ${root}`)
+  const requireDir = async () => {
+    const st = await share(stat(root), t.callMs, 'revisar').catch((err: unknown) => {
+      if (err instanceof BackupTargetError) throw err
+      return null
+    })
+    if (st === null || !st.isDirectory())
       throw new BackupTargetError(`la carpeta de respaldos ${root} no existe o no es una carpeta (¿disco desconectado o unidad de red sin montar?)`)
   }
+  const sizeOf = async (file: string) => (await stat(file)).size
   return {
     kind: 'folder',
     location: root,
     includesKeys: opts.includesKeys,
     async list() {
-      requireDir()
-      const out: TargetEntry[] = []
-      for (const name of await readdir(root)) {
-        if (name.startsWith('.')) continue
-        const st = await stat(path(name)).catch(() => null)
-        if (st?.isFile()) out.push({ name, bytes: st.size })
-      }
-      return out
+      await requireDir()
+      return share(
+        (async () => {
+          const out: TargetEntry[] = []
+          for (const name of await readdir(root)) {
+            if (name.startsWith('.')) continue
+            const st = await stat(path(name)).catch(() => null)
+            if (st?.isFile()) out.push({ name, bytes: st.size })
+          }
+          return out
+        })(),
+        t.callMs,
+        'listar',
+      )
     },
     async put(localPath, name) {
-      requireDir()
-      if (existsSync(path(name))) throw new BackupTargetError(`ya existe ${path(name)}; no se sobrescribe una copia`)
+      await requireDir()
+      if (await share(exists(path(name)), t.callMs, 'revisar')) throw new BackupTargetError(`ya existe ${path(name)}; no se sobrescribe una copia`)
       const partial = path(`.${name}.${Bun.randomUUIDv7()}.partial`)
       try {
-        await copyInChunks(localPath, partial, opts.onChunk)
+        await share(copyInChunks(localPath, partial, opts.onChunk), transferMs(await sizeOf(localPath)), 'escribir la copia')
         // On Windows the copy (master.key inside) would keep the folder's inherited rules: a second drive lets every
         // Authenticated User read. Restricted before it gets its final name (issue 26 review; a no-op elsewhere: 0600).
         protectFileOnWindows(partial, opts.log ?? silentLogger)
-        await rename(partial, path(name))
-        await syncFolder(root)
+        await share(rename(partial, path(name)), t.callMs, 'renombrar')
+        await share(syncFolder(root), t.callMs, 'sincronizar')
       } catch (err) {
-        await rm(partial, { force: true }).catch(() => undefined)
+        void rm(partial, { force: true }).catch(() => undefined) // not awaited: on a hung share it would hang too
         throw err
       }
     },
     async get(name, localPath) {
-      requireDir()
-      await copyInChunks(path(name), localPath)
+      await requireDir()
+      await share(copyInChunks(path(name), localPath), transferMs(await share(sizeOf(path(name)), t.callMs, 'revisar')), 'leer la copia')
     },
-    readText: async (name) => Bun.file(path(name)).text(),
+    readText: (name) => share(Bun.file(path(name)).text(), t.callMs, 'leer'),
     async writeText(name, text) {
-      requireDir()
+      await requireDir()
       const partial = path(`.${name}.${Bun.randomUUIDv7()}.partial`)
-      const out = await open(partial, 'wx', 0o600)
-      try {
-        await out.writeFile(text)
-        await out.sync()
-      } finally {
-        await out.close()
-      }
-      await rename(partial, path(name))
+      await share(writeDurably(partial, text), t.callMs, 'escribir el registro')
+      await share(rename(partial, path(name)), t.callMs, 'renombrar')
       // The record is what makes the copy count, and retention deletes older copies right after it: both names must be
       // on the device first, or a power cut (a FAT/exFAT USB drive) could leave the old copies gone and the new one
       // nameless (review of issue 26).
-      await syncFolder(root)
+      await share(syncFolder(root), t.callMs, 'sincronizar')
     },
     async remove(name) {
-      await rm(path(name), { force: true })
+      await share(rm(path(name), { force: true }), t.callMs, 'borrar')
     },
   }
 }
 
 /** Partial files a crashed run left in a folder target, older than a day (a concurrent run's are younger). */
 export async function stalePartials(dir: string, now: Date): Promise<string[]> {
-  if (!existsSync(dir)) return []
+  if (!(await exists(dir))) return []
   const old: string[] = []
   for (const name of await readdir(dir)) {
     if (!PARTIAL.test(name)) continue
@@ -119,6 +133,18 @@ export async function stalePartials(dir: string, now: Date): Promise<string[]> {
     if (st !== null && now.getTime() - st.mtimeMs > 24 * 60 * 60 * 1000) old.push(join(dir, name))
   }
   return old
+}
+
+const exists = (file: string): Promise<boolean> => stat(file).then(() => true, () => false)
+
+async function writeDurably(file: string, text: string): Promise<void> {
+  const out = await open(file, 'wx', 0o600)
+  try {
+    await out.writeFile(text)
+    await out.sync()
+  } finally {
+    await out.close()
+  }
 }
 
 /**
@@ -181,10 +207,10 @@ export interface S3Timeouts {
 
 export const S3_TIMEOUTS: S3Timeouts = { callMs: 60_000, floorMs: 5 * 60_000, minBytesPerSecond: 64 * 1024 }
 
-function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+function within<T>(work: Promise<T>, ms: number, what: string, who = 'el servidor S3'): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BackupTargetError(`el servidor S3 no respondió en ${Math.round(ms / 1000)} s (${what})`)), ms)
+    timer = setTimeout(() => reject(new BackupTargetError(`${who} no respondió en ${Math.round(ms / 1000)} s (${what})`)), ms)
   })
   return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }

@@ -309,6 +309,39 @@ test('an S3 server that accepts and never answers: the copy fails at its deadlin
   expect(await backupJob(config)!.runOnce(s.server.deps)).toBe(2)
 }, 30_000)
 
+test('a backup folder that hangs mid-copy (a NAS share gone): the copy fails at its deadline, the serving thread never waits', async () => {
+  clock.advance(DAY)
+  const before = folderNames()
+  // The share stops answering after the first chunk, until the test lets it go (a real hung write keeps its file
+  // handle referenced; one left unreachable here would be closed by the GC, which Bun treats as an error).
+  let letGo: () => void = () => undefined
+  const hung = new Promise<void>((resolve) => (letGo = resolve))
+  const target = folderTarget(folder, {
+    includesKeys: true,
+    onChunk: () => hung,
+    timeouts: { callMs: 300, floorMs: 300, minBytesPerSecond: 1024 * 1024 * 1024 },
+  })
+  let ticks = 0
+  const ticker = setInterval(() => ticks++, 10)
+  try {
+    const started = performance.now()
+    const result = await runScheduledBackup(s.server.deps, config, { targets: [target] })
+    const elapsed = performance.now() - started
+    expect(elapsed).toBeLessThan(10_000)
+    expect(result.targets[0]).toMatchObject({ ok: false, deleted: [] })
+    expect(result.targets[0]!.reason).toMatch(/la carpeta de respaldos .* no respondió en 0 s \(escribir la copia\)/)
+    // The event loop went on meanwhile: a timer every 10 ms kept firing through the hung copy.
+    expect(ticks).toBeGreaterThan(elapsed / 10 / 4)
+  } finally {
+    clearInterval(ticker)
+    letGo()
+  }
+  expect(folderNames()).toEqual(before)
+  expect((await ready()).body.checks.backup).toBe('fail')
+  clock.advance(HOUR)
+  expect(await backupJob(config)!.runOnce(s.server.deps)).toBe(2)
+}, 30_000)
+
 test('a run that cannot even stage its snapshot (the data dir full or broken) fails every target and alerts, without throwing', async () => {
   clock.advance(DAY)
   const backups = join(s.dataDir, 'backups')
