@@ -12,6 +12,8 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 # The release test reads the zips' Unix modes with Info-ZIP's unzip -Z (test/cli/release.test.ts).
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+# The system's own SQLite checks that a healthy database is healthy to it too (test/cli/sqlite-system-integrity.test.ts).
+command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 # The mail tests start their own dovecot (test/support/mail.ts); the package is the IMAP server, not its service.
 [ -x /usr/sbin/dovecot ] || need+=(dovecot-imapd)
 # The console's browser tests drive Debian's Chromium headless through playwright-core (test/support/browser.ts).

@@ -13,6 +13,7 @@ import m9 from '../../drizzle/0009_console.sql' with { type: 'text' }
 import m10 from '../../drizzle/0010_dte_list_counts.sql' with { type: 'text' }
 import m11 from '../../drizzle/0011_dtes_pending_sii.sql' with { type: 'text' }
 import m12 from '../../drizzle/0012_deliveries_due_empresa.sql' with { type: 'text' }
+import m13 from '../../drizzle/0013_dte_counts_key_first.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0010_dte_list_counts', when: 1795504121763, breakpoints: true, sql: m10 },
   { tag: '0011_dtes_pending_sii', when: 1795510092262, breakpoints: true, sql: m11 },
   { tag: '0012_deliveries_due_empresa', when: 1795763811130, breakpoints: true, sql: m12 },
+  { tag: '0013_dte_counts_key_first', when: 1795824365263, breakpoints: true, sql: m13 },
 ]

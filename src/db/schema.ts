@@ -437,15 +437,32 @@ const bucket = {
 /** Per company, tipo and estado: no filter, estado, tipo_dte (at most 12 × 8 rows per company). */
 export const dteCounts = sqliteTable('dte_counts', { ...bucket }, (t) => [primaryKey({ columns: [t.empresa_id, t.tipo_dte, t.estado] })])
 
+/**
+ * The key columns first, in the key's order (drizzle/0013): SQLite before 3.42 (Debian 12's sqlite3 and Python's
+ * module, 3.40) reports a WITHOUT ROWID table whose key columns are not declared first as corrupt ("NULL value in
+ * dte_counts_receptor.n") in `PRAGMA integrity_check`, on a healthy database: an operator checking a backup with the
+ * system's tools must not be told it is damaged (issue 27).
+ */
+const { empresa_id: bucketEmpresa, tipo_dte: bucketTipo, estado: bucketEstado, ...bucketValues } = bucket
+
 /** Per company and day of fecha_emision: any filter with a date range and without rut_receptor. */
-export const dteCountsDia = sqliteTable('dte_counts_dia', { ...bucket, fecha_emision: text('fecha_emision').notNull() }, (t) => [
-  primaryKey({ columns: [t.empresa_id, t.fecha_emision, t.tipo_dte, t.estado] }),
-])
+export const dteCountsDia = sqliteTable(
+  'dte_counts_dia',
+  { empresa_id: bucketEmpresa, fecha_emision: text('fecha_emision').notNull(), tipo_dte: bucketTipo, estado: bucketEstado, ...bucketValues },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.fecha_emision, t.tipo_dte, t.estado] })],
+)
 
 /** Per company, receptor and day: any filter with rut_receptor (a receptor has at most one row per day, tipo and estado). */
 export const dteCountsReceptor = sqliteTable(
   'dte_counts_receptor',
-  { ...bucket, rut_receptor: text('rut_receptor').notNull(), fecha_emision: text('fecha_emision').notNull() },
+  {
+    empresa_id: bucketEmpresa,
+    rut_receptor: text('rut_receptor').notNull(),
+    fecha_emision: text('fecha_emision').notNull(),
+    tipo_dte: bucketTipo,
+    estado: bucketEstado,
+    ...bucketValues,
+  },
   (t) => [primaryKey({ columns: [t.empresa_id, t.rut_receptor, t.fecha_emision, t.tipo_dte, t.estado] })],
 )
 
