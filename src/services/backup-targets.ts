@@ -2,7 +2,7 @@
 // bucket through Bun's built-in S3 client. A copy appears under its final name only once complete: renamed from a
 // temporary name in a folder, a finished PUT (or completed multipart upload) in S3; docs/decisions/backups.md.
 import { S3Client } from 'bun'
-import { existsSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { BackupConfig } from '../config'
