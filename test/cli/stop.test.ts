@@ -5,25 +5,20 @@ import { Database } from 'bun:sqlite'
 import { beforeAll, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BINARY, ensureBinary, runBinary, startServe, type ServeProcess } from '../support/binary'
+import { BINARY, ensureBinary, exitWithin, runBinary, startServe, type ServeProcess } from '../support/binary'
 import { tempDir } from '../support/server'
 
 beforeAll(async () => {
   await ensureBinary()
 })
 
-async function exitWithin(serve: ServeProcess, ms: number): Promise<number | 'still running'> {
-  const code = await Promise.race([serve.proc.exited, Bun.sleep(ms).then(() => 'still running' as const)])
-  if (code === 'still running') serve.proc.kill('SIGKILL')
-  return code
-}
 
 const events = (serve: ServeProcess) => serve.lines.map((l) => l.event)
 
 test('SIGHUP (the terminal closed) drains like SIGTERM: exit 0, server.stopped', async () => {
   const serve = await startServe(['--data-dir', tempDir('timbre-hup-'), '--sii', 'simulado'])
   serve.proc.kill('SIGHUP')
-  expect(await exitWithin(serve, 10_000)).toBe(0)
+  expect(await exitWithin(serve.proc, 10_000, { kill: true })).toBe(0)
   expect(serve.lines.find((l) => l.event === 'server.signal')).toMatchObject({ signal: 'SIGHUP' })
   expect(events(serve)).toEqual(expect.arrayContaining(['server.stopping', 'server.stopped']))
 }, 30_000)
@@ -34,7 +29,7 @@ test('timbre stop: serve drains and exits 0, stop returns once the lock is free,
   const stopped = runBinary(['stop', '--data-dir', dir])
   expect(stopped.code).toBe(0)
   expect(stopped.json()).toMatchObject({ data_dir: dir, was_running: true, stopped: true })
-  expect(await exitWithin(serve, 5_000)).toBe(0)
+  expect(await exitWithin(serve.proc, 5_000, { kill: true })).toBe(0)
   expect(serve.lines.find((l) => l.event === 'server.signal')).toMatchObject({ signal: 'stop-request' })
   expect(events(serve)).toContain('server.stopped')
   expect(existsSync(join(dir, 'stop-request'))).toBe(false)

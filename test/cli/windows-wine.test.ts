@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEMO_INVOICE } from '../../src/cli/demo-banner'
-import { ROOT } from '../support/binary'
+import { exitWithin, ROOT } from '../support/binary'
 import { tempDir } from '../support/server'
 
 const WINE = Bun.which('wine')
@@ -83,10 +83,6 @@ async function serve(args: readonly string[], opts: { cwd?: string } = {}): Prom
       proc.stdin.end()
     },
   }
-}
-
-async function exitWithin(proc: ReturnType<typeof Bun.spawn>, ms: number): Promise<number | 'still running'> {
-  return Promise.race([proc.exited, Bun.sleep(ms).then(() => 'still running' as const)])
 }
 
 async function compileC(source: string, out: string, extra: readonly string[] = []): Promise<void> {

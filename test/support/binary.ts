@@ -108,3 +108,10 @@ export async function provisionOverHttp(url: string, key: string, company: { rut
   const res = await fetch(`${url}/api/v1/billing/caf`, { method: 'POST', headers: h, body: JSON.stringify({ tipo_dte: 33, caf_xml: caf.xml }) })
   if (res.status !== 201) throw new Error(`CAF upload: ${res.status} ${await res.text()}`)
 }
+
+/** The process's exit code, or 'still running' after `ms` (then killed with SIGKILL when `kill` is set, so no test leaks it). */
+export async function exitWithin(proc: ReturnType<typeof Bun.spawn>, ms: number, opts: { kill?: boolean } = {}): Promise<number | 'still running'> {
+  const code = await Promise.race([proc.exited, Bun.sleep(ms).then(() => 'still running' as const)])
+  if (code === 'still running' && opts.kill) proc.kill('SIGKILL')
+  return code
+}
