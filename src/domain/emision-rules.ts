@@ -57,7 +57,7 @@ function fail(field: string, code: DetailCode, message: string): FieldError {
 export interface EmisionContext {
   /**
    * The company's notes that the request's references reach (tipos.ts NotasEmitidas). Without it every referenced note
-   * counts as unknown, and a 56/61 over a note keeps its retention codes: the door (http/schemas/dte.ts) checks the
+   * counts as unknown, and a 56/61 over a note keeps its retention codes: the door (contracts/dte.ts) checks the
    * request without the store, and services/issue-dte.ts checks it again with the notes it found, refusing at the same
    * field paths when they lead nowhere near a 46.
    */
@@ -119,7 +119,7 @@ export const RUT_CONSUMIDOR_ANONIMO = '66666666-6'
 
 // A blank RUT is missing, not mistyped. On a salvaged body (checkSalvagedEmision) an absent RUT, or an absent
 // receptor, reads the same: a boleta's REQUIRED then says what to send when the buyer gives no RUT. The schema's own
-// detail at that field comes first in the merge (http/validation.ts mergeDetails).
+// detail at that field comes first in the merge (contracts/validation.ts mergeDetails).
 function checkReceptorRut(request: EmitirDte): FieldError[] {
   const receptor = request.receptor as Partial<EmitirDte['receptor']> | undefined
   const rut = receptor?.rut

@@ -1,5 +1,5 @@
 // The issuance request (spec 2.3–2.11, EmitirDTERequest) as TypeScript types, with the spec's JSON names verbatim.
-// The TypeBox schema in http/schemas/dte.ts checks its shape; domain/emision-rules.ts checks the rules across fields.
+// The TypeBox schema in contracts/dte.ts checks its shape; domain/emision-rules.ts checks the rules across fields.
 
 /** spec 2.1 TipoDTE. */
 export const TIPOS_DTE = [33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112] as const

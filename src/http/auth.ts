@@ -4,7 +4,7 @@ import { TimbreError } from '../errors'
 import { authenticateApiKey } from '../services/api-keys'
 import type { Deps } from '../services/deps'
 import { authenticateBearer } from '../services/tokens'
-import { FailureWindow, RateLimiter } from './rate-limit'
+import { FailureWindow, RateLimiter } from '../contracts/rate-limit'
 
 export interface Credential {
   readonly empresaId: string

@@ -3,7 +3,7 @@
 // leaves responses without a description and offers every route without `parse` as JSON, multipart and text. One pure
 // pass over the generated document fixes all three; docs.ts serves its result.
 import { CATALOG, ERROR_CODES } from '../errors'
-import { STATUS } from './errors'
+import { STATUS } from '../contracts/statuses'
 
 type Obj = Record<string, unknown>
 

@@ -1,5 +1,5 @@
 // Clientes (spec 4.5, DESIGN §8, §12): a RUT unique among the company's live clientes, partial updates that never
-// touch the RUT, soft delete, search. Fields arrive checked by the door (http/schemas/clientes.ts); this file owns the
+// touch the RUT, soft delete, search. Fields arrive checked by the door (contracts/clientes.ts); this file owns the
 // rules that need the store and the transaction.
 import { isoTimestamp } from '../clock'
 import {

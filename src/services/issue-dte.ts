@@ -249,7 +249,7 @@ export interface EmitInput {
   readonly idempotencyKey: string
   /** The body as received. */
   readonly body: unknown
-  /** The door's check of the body's shape and rules (http/schemas/dte.ts validateEmision); `today` is Santiago's date. */
+  /** The door's check of the body's shape and rules (contracts/dte.ts validateEmision); `today` is Santiago's date. */
   readonly check: (body: unknown, today: string) => CheckedEmision
 }
 

@@ -1,6 +1,6 @@
 // Productos (spec 4.6, DESIGN §8, §12): a codigo unique among the company's live productos when present, partial
 // updates, soft delete (issued DTEs carry their own copy of each line, so they are never affected), search. Fields
-// arrive checked by the door (http/schemas/productos.ts); this file owns the rules that need the store.
+// arrive checked by the door (contracts/productos.ts); this file owns the rules that need the store.
 import { isoTimestamp } from '../clock'
 import {
   findProductoByCodigo,

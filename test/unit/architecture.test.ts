@@ -33,11 +33,14 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   workers: ['domain', 'xml', 'crypto', 'pdf'],
   services: ['domain', 'xml', 'crypto', 'db', 'sii', 'webhooks', 'pdf', 'mail', 'workers', 'config.ts', 'log.ts'],
   // The doors: they call services, never the store, the SII client or the crypto directly.
-  http: ['domain', 'services', 'config.ts', 'log.ts'],
+  // Request contracts both doors keep (STYLE §1): shapes, limits, statuses. Below the doors, above the services.
+  contracts: ['domain', 'services', 'config.ts'],
+  http: ['domain', 'services', 'contracts', 'config.ts', 'log.ts'],
   jobs: ['domain', 'services', 'log.ts'],
   // The CLI also starts the doors it composes (`serve`: http and jobs) and the simulator, a server of its own.
-  // The console (DESIGN §14): a fourth door. It validates forms with the API's own schemas and answers the API's statuses.
-  console: ['domain', 'services', 'config.ts', 'log.ts', 'http/schemas', 'http/errors', 'http/rate-limit', 'http/validation', 'http/params', 'http/pagination'],
+  // The console (DESIGN §14): a fourth door. It validates forms with the API's own contracts and answers their statuses;
+  // it never reaches into another door.
+  console: ['domain', 'services', 'contracts', 'config.ts', 'log.ts'],
   cli: ['domain', 'services', 'app.ts', 'config.ts', 'log.ts', 'http', 'jobs', 'console', 'sii/simulator'],
 }
 

@@ -1,7 +1,8 @@
 // STYLE §4: every error code has a status, a Spanish message and a severity; the envelope has the spec 2.18 shape.
 import { describe, expect, test } from 'bun:test'
 import { CATALOG, ERROR_CODES, TimbreError } from '../../src/errors'
-import { STATUS, toErrorResponse } from '../../src/http/errors'
+import { STATUS } from '../../src/contracts/statuses'
+import { toErrorResponse } from '../../src/http/errors'
 
 describe('error catalog', () => {
   test.each([...ERROR_CODES])('%s has a status and a catalog entry', (code) => {

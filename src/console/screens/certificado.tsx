@@ -3,7 +3,7 @@
 // with the same inputs. The password goes to the service and nowhere else: never back into a page, never to a log.
 import { Elysia } from 'elysia'
 import { TimbreError, validationError, type FieldError } from '../../errors'
-import { STATUS } from '../../http/errors'
+import { STATUS } from '../../contracts/statuses'
 import { getCertificadoStatus, uploadCertificado, type CertificadoStatus } from '../../services/certificados'
 import type { Deps } from '../../services/deps'
 import { getEmpresa } from '../../services/empresas'

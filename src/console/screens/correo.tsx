@@ -3,7 +3,7 @@
 // names are the API's dot paths, so each error lands beside its input; passwords go in and are never rendered back.
 import { Elysia } from 'elysia'
 import { TimbreError } from '../../errors'
-import { parseGuardarIntercambio } from '../../http/schemas/intercambio'
+import { parseGuardarIntercambio } from '../../contracts/intercambio'
 import type { Deps } from '../../services/deps'
 import { DEFAULT_IMAP_FOLDER, getMailbox, mailboxPasswordsStored, removeMailbox, saveMailbox, type MailboxTest, type MailboxView } from '../../services/mailbox'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'

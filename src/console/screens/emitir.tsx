@@ -9,9 +9,9 @@ import { TIPOS_DTE, type TipoDte } from '../../domain/emision'
 import { TIPOS, type ReceptorRequerido } from '../../domain/tipos'
 import { computeTotals, TASA_IVA, type Totales } from '../../domain/totals'
 import { TimbreError, type ErrorCode } from '../../errors'
-import { STATUS } from '../../http/errors'
-import { isUuid } from '../../http/schemas/common'
-import { validateEmision } from '../../http/schemas/dte'
+import { STATUS } from '../../contracts/statuses'
+import { isUuid } from '../../contracts/common'
+import { validateEmision } from '../../contracts/dte'
 import { listClientes, type ClienteRecord } from '../../services/clientes'
 import type { Deps } from '../../services/deps'
 import { emitDte } from '../../services/issue-dte'
@@ -22,7 +22,7 @@ import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage } fro
 
 const PATH = `${CONSOLE_PREFIX}/documentos/nuevo`
 
-/** The schema's bounds (http/schemas/dte.ts): `detalle` 1–60 items, `referencias` at most 40. */
+/** The schema's bounds (contracts/dte.ts): `detalle` 1–60 items, `referencias` at most 40. */
 const MAX_LINEAS = 60
 const MAX_REFERENCIAS = 40
 const LINEAS_INICIALES = 3

@@ -2,12 +2,12 @@
 import { Elysia } from 'elysia'
 import { getCaf, listCafs, registerCaf } from '../../services/cafs'
 import type { Deps } from '../../services/deps'
-import { decodeCursor, page, parseLimit } from '../pagination'
+import { decodeCursor, page, parseLimit } from '../../contracts/pagination'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
-import { CafListSchema, CafSchema, ListarCafsQuery, SubirCafBody } from '../schemas/caf'
-import { pathId } from '../params'
-import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
+import { CafListSchema, CafSchema, ListarCafsQuery, SubirCafBody } from '../../contracts/caf'
+import { pathId } from '../../contracts/params'
+import { commonErrors, ErrorEnvelopeSchema } from '../../contracts/common'
 
 export const cafRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/caf', normalize: false })

@@ -5,9 +5,9 @@ import { getCertificadoStatus, uploadCertificado } from '../../services/certific
 import type { Deps } from '../../services/deps'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
-import { jsonObjectOf, notAllowedMembers } from '../validation'
-import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
-import { CertificadoStatusSchema, SubirPfxJsonBody, SubirPfxMultipartBody } from '../schemas/certificado'
+import { jsonObjectOf, notAllowedMembers } from '../../contracts/validation'
+import { commonErrors, ErrorEnvelopeSchema } from '../../contracts/common'
+import { CertificadoStatusSchema, SubirPfxJsonBody, SubirPfxMultipartBody } from '../../contracts/certificado'
 
 // Base64 with whitespace anywhere before the padding and after it. Linear: what follows the `+` starts with `=`, which
 // it cannot match, so a failure backtracks one step per character. `/^[A-Za-z0-9+/\s]+={0,2}\s*$/`, the same language,

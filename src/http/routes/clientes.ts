@@ -3,9 +3,9 @@ import { Elysia } from 'elysia'
 import { SEARCH_LIMIT } from '../../domain/catalogo'
 import { createCliente, deleteCliente, getCliente, listClientes, searchClientes, updateCliente } from '../../services/clientes'
 import type { Deps } from '../../services/deps'
-import { decodeCursor, page, parseLimit } from '../pagination'
+import { decodeCursor, page, parseLimit } from '../../contracts/pagination'
 import { API_PREFIX } from '../prefix'
-import { jsonBody, noContent, pathId } from '../params'
+import { jsonBody, noContent, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
 import {
   ActualizarClienteBody,
@@ -16,8 +16,8 @@ import {
   ListarClientesQuery,
   parseClienteAlta,
   parseClienteCambios,
-} from '../schemas/clientes'
-import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
+} from '../../contracts/clientes'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../../contracts/common'
 
 const TAGS = ['Clientes']
 

@@ -6,7 +6,7 @@ import uiBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' 
 import uiCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { API_VERSION } from '../../version'
 import { toOpenApi303 } from '../openapi'
-import { ErrorEnvelopeSchema } from '../schemas/common'
+import { ErrorEnvelopeSchema } from '../../contracts/common'
 
 const PAGE = `<!doctype html>
 <html lang="es">

@@ -3,8 +3,8 @@ import { Elysia } from 'elysia'
 import type { Deps } from '../../services/deps'
 import { getDtePdf } from '../../services/dte-pdf'
 import { credentialOf } from '../request-context'
-import { pathId } from '../params'
-import { errorResponses } from '../schemas/common'
+import { pathId } from '../../contracts/params'
+import { errorResponses } from '../../contracts/common'
 
 export const dtePdfRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/dte', normalize: false }).get(

@@ -3,12 +3,12 @@ import { Elysia } from 'elysia'
 import type { Deps } from '../../services/deps'
 import { getDte, getDteXml, listDtes, requestSubmission } from '../../services/dtes'
 import { emitDte } from '../../services/issue-dte'
-import { decodeCursor, encodeCursor, parseLimit } from '../pagination'
-import { IDEMPOTENCY_HEADER, idempotencyKeyOf, pathId } from '../params'
+import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/pagination'
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
-import { EmitirDteBody, validateEmision } from '../schemas/dte'
-import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../schemas/dte-query'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../../contracts/common'
+import { EmitirDteBody, validateEmision } from '../../contracts/dte'
+import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../../contracts/dte-query'
 
 export const dteRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/dte', normalize: false })

@@ -2,10 +2,10 @@
 import { Elysia } from 'elysia'
 import { getEmpresa, updateEmpresaDatos } from '../../services/empresas'
 import type { Deps } from '../../services/deps'
-import { jsonBody } from '../params'
+import { jsonBody } from '../../contracts/params'
 import { credentialOf } from '../request-context'
-import { commonErrors } from '../schemas/common'
-import { ActualizarEmpresaBody, EmpresaSchema, parseActualizarEmpresa } from '../schemas/empresa'
+import { commonErrors } from '../../contracts/common'
+import { ActualizarEmpresaBody, EmpresaSchema, parseActualizarEmpresa } from '../../contracts/empresa'
 
 export const empresaRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/empresa', normalize: false })

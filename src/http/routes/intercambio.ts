@@ -3,10 +3,10 @@
 import { Elysia } from 'elysia'
 import type { Deps } from '../../services/deps'
 import { getMailbox, mailboxPasswordsStored, removeMailbox, saveMailbox } from '../../services/mailbox'
-import { jsonBody, noContent } from '../params'
+import { jsonBody, noContent } from '../../contracts/params'
 import { credentialOf } from '../request-context'
-import { commonErrors, errorResponses } from '../schemas/common'
-import { GuardarIntercambioBody, IntercambioQuery, IntercambioSchema, parseGuardarIntercambio } from '../schemas/intercambio'
+import { commonErrors, errorResponses } from '../../contracts/common'
+import { GuardarIntercambioBody, IntercambioQuery, IntercambioSchema, parseGuardarIntercambio } from '../../contracts/intercambio'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, 'x-timbre-extension': true }) as Record<string, unknown>
 const TAGS = ['Empresa']

@@ -3,10 +3,10 @@ import { Elysia } from 'elysia'
 import { SEARCH_LIMIT } from '../../domain/catalogo'
 import type { Deps } from '../../services/deps'
 import { createProducto, deleteProducto, getProducto, listProductos, searchProductos, updateProducto } from '../../services/productos'
-import { decodeCursor, page, parseLimit } from '../pagination'
+import { decodeCursor, page, parseLimit } from '../../contracts/pagination'
 import { API_PREFIX } from '../prefix'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../../contracts/common'
 import {
   ActualizarProductoBody,
   BuscarProductosQuery,
@@ -16,8 +16,8 @@ import {
   parseProductoCambios,
   ProductoListSchema,
   ProductoSchema,
-} from '../schemas/productos'
-import { jsonBody, noContent, pathId } from '../params'
+} from '../../contracts/productos'
+import { jsonBody, noContent, pathId } from '../../contracts/params'
 
 const TAGS = ['Productos']
 

@@ -4,12 +4,12 @@ import { validationError } from '../../errors'
 import type { Deps } from '../../services/deps'
 import { getRecibidoPdf } from '../../services/recibido-pdf'
 import { decodeXmlBase64, getRecibido, getRecibidoXml, importRecibidos, listRecibidos, solicitarAccion } from '../../services/recibidos'
-import { decodeCursor, encodeCursor, parseLimit } from '../pagination'
-import { jsonBody, pathId } from '../params'
+import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/pagination'
+import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../schemas/common'
-import { AccionBody, ImportarRecibidosBody, ImportarRecibidosResponse, ListarRecibidosQuery, RecibidoListSchema, RecibidoSchema } from '../schemas/recibidos'
-import { jsonObjectOf, notAllowedMembers } from '../validation'
+import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../../contracts/common'
+import { AccionBody, ImportarRecibidosBody, ImportarRecibidosResponse, ListarRecibidosQuery, RecibidoListSchema, RecibidoSchema } from '../../contracts/recibidos'
+import { jsonObjectOf, notAllowedMembers } from '../../contracts/validation'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Recibidos'], 'x-timbre-extension': true }) as Record<string, unknown>
 

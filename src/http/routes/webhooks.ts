@@ -3,12 +3,12 @@ import { Elysia } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import type { Deps } from '../../services/deps'
 import { listWebhooks, redeliver, registerWebhook, removeWebhook, sendTestPing, webhookDeliveries } from '../../services/webhooks'
-import { decodeCursor, page, parseLimit } from '../pagination'
+import { decodeCursor, page, parseLimit } from '../../contracts/pagination'
 import { API_PREFIX } from '../prefix'
-import { jsonBody, pathId } from '../params'
+import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
-import { commonErrors, ErrorEnvelopeSchema } from '../schemas/common'
-import { DeliveriesQuery, DeliverySchema, parseRegistrarWebhook, RegistrarWebhookBody, WebhookSchema } from '../schemas/webhooks'
+import { commonErrors, ErrorEnvelopeSchema } from '../../contracts/common'
+import { DeliveriesQuery, DeliverySchema, parseRegistrarWebhook, RegistrarWebhookBody, WebhookSchema } from '../../contracts/webhooks'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, 'x-timbre-extension': true }) as Record<string, unknown>
 

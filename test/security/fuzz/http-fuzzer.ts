@@ -2,7 +2,7 @@
 // parallel lanes, while slow clients trickle a byte a second and a probe asks /health twice a second; judges every
 // answer, the server's own log (a 5xx answered to a client that had gone), and the stored data, which must not change.
 // Used by the short form (test/security/fuzz.test.ts) and the long one (test/soak/fuzz-soak.ts).
-import { STATUS } from '../../../src/http/errors'
+import { STATUS } from '../../../src/contracts/statuses'
 import type { ErrorCode } from '../../../src/errors'
 import { buildCase, requestIdOf, type FuzzCase, type FuzzWorld } from './mutations'
 import { exchange, head, type RawAnswer, type RawExchange } from './raw-http'

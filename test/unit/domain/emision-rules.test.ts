@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { EmitirDte, TipoDte } from '../../../src/domain/emision'
 import { RUT_CONSUMIDOR_ANONIMO, checkEmision, checkSalvagedEmision } from '../../../src/domain/emision-rules'
-import { validateEmision } from '../../../src/http/schemas/dte'
+import { validateEmision } from '../../../src/contracts/dte'
 
 const TODAY = '2025-06-30'
 

@@ -1,6 +1,6 @@
 // DESIGN §12 rate limits as pure arithmetic over an injected clock.
 import { describe, expect, test } from 'bun:test'
-import { FailureWindow, RateLimiter } from '../../../src/http/rate-limit'
+import { FailureWindow, RateLimiter } from '../../../src/contracts/rate-limit'
 
 describe('RateLimiter', () => {
   test('burst of twice the rate, then one token per 1/rate seconds', () => {

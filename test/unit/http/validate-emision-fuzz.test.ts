@@ -2,7 +2,7 @@
 // with details in DESIGN §5's codes and never throws, and the rules still speak about fields the spoiling left intact.
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { validateEmision } from '../../../src/http/schemas/dte'
+import { validateEmision } from '../../../src/contracts/dte'
 import { fixtureOfEachType } from '../../support/fixtures'
 
 const TODAY = '2026-06-30'

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { fieldErrorsFromTypeBox, mergeDetails, pointerToDotPath, withoutFields } from '../../../src/http/validation'
+import { fieldErrorsFromTypeBox, mergeDetails, pointerToDotPath, withoutFields } from '../../../src/contracts/validation'
 
 const Schema = Type.Object(
   {

@@ -1,7 +1,7 @@
 // The HTTP parameter helpers every route shares (DESIGN §12): path ids, the Idempotency-Key header, documented JSON
 // request bodies and 204 answers. One home, so each rule reads the same on every route.
 import { TimbreError } from '../errors'
-import { isUuid } from './schemas/common'
+import { isUuid } from './common'
 
 /** A malformed `{id}` is 404 like an unknown one (DESIGN §12): ids are UUIDs, compared lowercase. */
 export function pathId(id: string): string {

@@ -1,10 +1,10 @@
 // /productos bodies, queries and the producto record (spec 2.17, 4.6; DESIGN §8, §12). Shape only; the rules
 // TypeBox cannot state live in domain/catalogo.ts and run with the shape in parseBody (validation.ts).
 import { Type, type Static } from '@sinclair/typebox'
-import { checkProductoFields, PRECIO_UNITARIO_MAX, PRODUCTO_MAX_LENGTH, type UNIDADES } from '../../domain/catalogo'
-import type { ProductoAlta, ProductoCambios } from '../../services/productos'
-import { Cursor, ListLimit } from '../pagination'
-import { parseBody } from '../validation'
+import { checkProductoFields, PRECIO_UNITARIO_MAX, PRODUCTO_MAX_LENGTH, type UNIDADES } from '../domain/catalogo'
+import type { ProductoAlta, ProductoCambios } from '../services/productos'
+import { Cursor, ListLimit } from './pagination'
+import { parseBody } from './validation'
 import { nullableText, SearchLimit, searchQ } from './clientes'
 
 const text = (field: keyof typeof PRODUCTO_MAX_LENGTH, description: string) => nullableText(PRODUCTO_MAX_LENGTH, field, description)

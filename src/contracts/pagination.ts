@@ -1,7 +1,7 @@
 // Cursor pagination (spec 4.7, DESIGN §8): newest first by UUIDv7; the cursor is the last id of the page, made opaque.
 import { Type } from '@sinclair/typebox'
 import { TimbreError } from '../errors'
-import { isUuid } from './schemas/common'
+import { isUuid } from './common'
 
 const PREFIX = 'c1.'
 

@@ -2,10 +2,10 @@
 // cannot state (valid RUT, e-mail, ISO-8859-1 texts) live in domain/catalogo.ts, and parseBody (validation.ts) runs
 // both so a request learns every failing field at once (DESIGN §5).
 import { Type } from '@sinclair/typebox'
-import { CLIENTE_MAX_LENGTH, checkClienteFields, checkRutUnchanged, SEARCH_Q_MAX } from '../../domain/catalogo'
-import type { ClienteAlta, ClienteCambios } from '../../services/clientes'
-import { Cursor, ListLimit } from '../pagination'
-import { parseBody } from '../validation'
+import { CLIENTE_MAX_LENGTH, checkClienteFields, checkRutUnchanged, SEARCH_Q_MAX } from '../domain/catalogo'
+import type { ClienteAlta, ClienteCambios } from '../services/clientes'
+import { Cursor, ListLimit } from './pagination'
+import { parseBody } from './validation'
 
 type Limits = Readonly<Record<string, number>>
 

@@ -2,8 +2,8 @@
 // rules a schema cannot state (e-mail and host formats, a first save's password, SMTP user and password as a pair)
 // live in services/mailbox.ts, and parseBody runs both so a request learns every failing field at once (DESIGN §5).
 import { Type } from '@sinclair/typebox'
-import { checkMailboxInput, DEFAULT_IMAP_FOLDER, MAILBOX_MAX_LENGTH as MAX, type MailboxInput, type StoredPasswords } from '../../services/mailbox'
-import { parseBody } from '../validation'
+import { checkMailboxInput, DEFAULT_IMAP_FOLDER, MAILBOX_MAX_LENGTH as MAX, type MailboxInput, type StoredPasswords } from '../services/mailbox'
+import { parseBody } from './validation'
 
 const Host = Type.String({ minLength: 1, maxLength: MAX.host, description: 'Nombre o dirección IP del servidor.', examples: ['mail.example.cl'] })
 const Port = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description })

@@ -1,7 +1,7 @@
 // POST /caf, GET /caf query and the CAF record (spec 2.12, 4.2, DESIGN §8).
 import { Type } from '@sinclair/typebox'
-import { TIPOS_DTE } from '../../domain/emision'
-import { Cursor, ListLimit } from '../pagination'
+import { TIPOS_DTE } from '../domain/emision'
+import { Cursor, ListLimit } from './pagination'
 
 export const TipoDteSchema = Type.Union(
   TIPOS_DTE.map((t) => Type.Literal(t)),

@@ -1,6 +1,6 @@
 // GET /dte query, the DTE record and the issuance response (spec 2.2, 4.1, 4.7).
 import { Type } from '@sinclair/typebox'
-import { Cursor, ListLimit } from '../pagination'
+import { Cursor, ListLimit } from './pagination'
 import { DATE_PATTERN } from './common'
 
 /** EstadoDTE of spec 2.1, spelled out so TypeScript sees each literal. */

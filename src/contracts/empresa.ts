@@ -1,7 +1,7 @@
 // PUT /empresa and the company record (spec 2.13 + acteco, DESIGN §8), bounded by the SII schema's lengths.
 import { Type } from '@sinclair/typebox'
-import { ACTECO_MAX, checkEmpresaDatos, EMPRESA_MAX_LENGTH, type EmpresaDatos } from '../../domain/empresa'
-import { parseBody } from '../validation'
+import { ACTECO_MAX, checkEmpresaDatos, EMPRESA_MAX_LENGTH, type EmpresaDatos } from '../domain/empresa'
+import { parseBody } from './validation'
 
 const text = (field: keyof typeof EMPRESA_MAX_LENGTH, description: string) =>
   Type.String({ minLength: 1, maxLength: EMPRESA_MAX_LENGTH[field], description: `${description} (máx. ${EMPRESA_MAX_LENGTH[field]}).` })

@@ -1,7 +1,7 @@
 // Received documents (DESIGN §13, extension): the GET /recibidos query, the received record, the import answer and
 // the action request.
 import { Type } from '@sinclair/typebox'
-import { Cursor, ListLimit } from '../pagination'
+import { Cursor, ListLimit } from './pagination'
 import { DATE_PATTERN } from './common'
 
 const EstadoRecibido = Type.Union([

@@ -1,10 +1,10 @@
 // POST /webhooks, the webhook record (spec 2.15, 4.4; DESIGN §7, §12) and the delivery log (beyond the spec).
 import { Type, type Static } from '@sinclair/typebox'
-import { EVENT_TYPES } from '../../domain/events'
-import type { Config } from '../../config'
-import { checkWebhookUrl, webhookPolicy } from '../../domain/webhooks'
-import { Cursor, ListLimit } from '../pagination'
-import { parseBody } from '../validation'
+import { EVENT_TYPES } from '../domain/events'
+import type { Config } from '../config'
+import { checkWebhookUrl, webhookPolicy } from '../domain/webhooks'
+import { Cursor, ListLimit } from './pagination'
+import { parseBody } from './validation'
 
 const EventName = Type.Union(
   EVENT_TYPES.map((e) => Type.Literal(e)),

@@ -3,12 +3,12 @@
 // domain/emision-rules.ts; `validateEmision` runs both and returns every failure at once (DESIGN §5).
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { FieldError } from '../../errors'
-import { isValidEmail } from '../../domain/catalogo'
-import { MONEDAS, TIPOS_DTE, type EmitirDte } from '../../domain/emision'
-import { checkEmision, checkSalvagedEmision } from '../../domain/emision-rules'
-import { TIPOS, type ReceptorRequerido } from '../../domain/tipos'
-import { fieldErrorsFromTypeBox, MAX_DETAILS, mergeDetails, withoutFields } from '../validation'
+import type { FieldError } from '../errors'
+import { isValidEmail } from '../domain/catalogo'
+import { MONEDAS, TIPOS_DTE, type EmitirDte } from '../domain/emision'
+import { checkEmision, checkSalvagedEmision } from '../domain/emision-rules'
+import { TIPOS, type ReceptorRequerido } from '../domain/tipos'
+import { fieldErrorsFromTypeBox, MAX_DETAILS, mergeDetails, withoutFields } from './validation'
 import { DATE_PATTERN } from './common'
 
 // Enumerations are unions of literals, never t.UnionEnum, which injects a default (docs/stack-notes.md "Elysia and TypeBox").
