@@ -24,6 +24,7 @@ import type { CafMaterial } from '../workers/signing-keys'
 import { openActiveCertificado } from './certificados'
 import { checkCafStock, emitDteCreated } from './events'
 import type { Deps } from './deps'
+import { storedInstantsOf } from './stored-instant'
 
 /** Spec 2.2: the issuance response holds only these. */
 export interface IssuanceResponse {
@@ -185,12 +186,17 @@ function emisorOf(empresa: EmpresaEmisora): EmpresaEmisora {
 
 /** One issuance's writes, inside its group's transaction (its own savepoint): everything a 201 promises is stored. */
 function storeIssued(
-  deps: Pick<Deps, 'config'>,
+  deps: Pick<Deps, 'config' | 'clock' | 'store'>,
   tx: Db,
   input: IssueInput & { hash: string; now: Date; reservation: Reservation; xml: Uint8Array },
 ): StoredAnswer {
   const { now, reservation } = input
-  const at = isoTimestamp(now)
+  // The row's id and created_at from one instant taken here, in commit order (services/stored-instant.ts); `now`, when
+  // the request began, still dates the document itself (fecha_emision, the signature's timestamp), and the wall clock
+  // dates the idempotency record, whose 24 h are wall-clock hours.
+  const storedAt = deps.clock.now()
+  const stored = storedInstantsOf(deps.store).next(storedAt.getTime())
+  const at = isoTimestamp(stored.at)
   // A key whose 24 h passed is free again even if housekeeping has not pruned it yet.
   const earlier = findIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
   if (earlier && isExpired(earlier, now)) deleteIdempotencyKey(tx, input.empresaId, input.idempotencyKey)
@@ -199,7 +205,7 @@ function storeIssued(
   const enMoneda = montoTotalMoneda(input.request, totales)
   advanceNextFolio(tx, reservation.caf.id, reservation.folio)
   const dte = insertDte(tx, {
-    id: Bun.randomUUIDv7(),
+    id: stored.id,
     empresa_id: input.empresaId,
     tipo_dte: input.request.tipo_dte,
     folio: reservation.folio,
@@ -236,7 +242,7 @@ function storeIssued(
     response_status: 201,
     response_body: JSON.stringify(body),
     location,
-    created_at: at,
+    created_at: isoTimestamp(storedAt),
   })
   return { status: 201, body, location, isReplay: false }
 }
