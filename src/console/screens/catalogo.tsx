@@ -191,7 +191,7 @@ export function Pager(props: { base: string; cursor: string | null; next: string
  */
 export function DeleteConfirm(props: { session: ConsoleSession; action: string; cancel: string; question: string; consequences: string; button: string }) {
   return (
-    <section class="card" aria-labelledby="confirmar">
+    <section class="card confirmar" aria-labelledby="confirmar">
       <h2 id="confirmar">{props.question}</h2>
       <p>{props.consequences}</p>
       <form method="post" action={props.action} class="actions">

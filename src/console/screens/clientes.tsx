@@ -87,7 +87,8 @@ interface Refusal {
 /** A refusal the person can fix on the form (a bad field, a RUT taken), or null for anything else, which is rethrown. */
 function refusalOf(err: unknown, form: FormData): Refusal | null {
   if (!(err instanceof TimbreError)) return null
-  if (err.code === 'VALIDATION_ERROR') return { form, failure: failureOf(err), existing: null, status: STATUS[err.code] }
+  // The catalogue's «La solicitud contiene campos inválidos» speaks of a request; a person saved a form.
+  if (err.code === 'VALIDATION_ERROR') return { form, failure: { ...failureOf(err), message: 'El cliente no se guardó: hay campos por corregir.' }, existing: null, status: STATUS[err.code] }
   if (err.code === 'CLIENTE_RUT_EXISTS') return { form, ...duplicateFailure(err), status: STATUS[err.code] }
   return null
 }

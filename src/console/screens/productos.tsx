@@ -108,7 +108,8 @@ interface Refusal {
 /** A código already taken, told beside its field in words, with the way to the producto that has it. */
 function refusalOf(err: unknown, form: FormData): Refusal | null {
   if (!(err instanceof TimbreError)) return null
-  if (err.code === 'VALIDATION_ERROR') return { form, failure: failureOf(err), existing: null, status: STATUS[err.code] }
+  // The catalogue's «La solicitud contiene campos inválidos» speaks of a request; a person saved a form.
+  if (err.code === 'VALIDATION_ERROR') return { form, failure: { ...failureOf(err), message: 'El producto no se guardó: hay campos por corregir.' }, existing: null, status: STATUS[err.code] }
   if (err.code !== 'PRODUCTO_CODIGO_EXISTS') return null
   const codigo = String(err.extra.context?.codigo ?? '')
   const existing = err.extra.context?.producto_id
