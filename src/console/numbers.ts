@@ -7,7 +7,8 @@ const GROUPED_DOTS = /^-?\d{1,3}(?:\.\d{3})+$/
 const GROUPED_SPACES = /^-?\d{1,3}(?: \d{3})+$/
 
 /**
- * A whole number typed the Chilean way (`12500`, `12.500`, `$ 12.500`, `$12.500`, `12 500`), or null when it is not
+ * A whole number typed the Chilean way (`12500`, `12.500`, `$ 12.500`, `$12.500`, `12 500`, and `$12.500.-` as price
+ * lists and cheques close an amount), or null when it is not
  * one: `12,5` (decimals), `1.25` (a dot that groups nothing), words, blanks, or more digits than a JS number holds
  * exactly. A sign is kept, so the caller's own rule (a price is never negative) is the one that speaks.
  */
@@ -17,6 +18,7 @@ export function parseEnteroCL(text: string): number | null {
     .trim()
     .replace(/^\$\s*/, '')
     .replace(/^(-)\s*\$\s*/, '$1')
+    .replace(/[.,]-$/, '')
   if (!PLAIN.test(typed) && !GROUPED_DOTS.test(typed) && !GROUPED_SPACES.test(typed)) return null
   const n = Number(typed.replace(/[. ]/g, ''))
   return Number.isSafeInteger(n) ? (Object.is(n, -0) ? 0 : n) : null
