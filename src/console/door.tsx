@@ -19,6 +19,7 @@ import { folioScreens } from './screens/folios'
 import { certificadoScreens } from './screens/certificado'
 import { webhookScreens } from './screens/webhooks'
 import { correoScreens } from './screens/correo'
+import { catalogoScreens } from './screens/catalogo-screens'
 
 export const SESSION_COOKIE = 'timbre_console'
 /** Double-submit token of the two forms shown before a session exists (login, one-time link). */
@@ -113,6 +114,7 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     .use(certificadoScreens(deps))
     .use(webhookScreens(deps))
     .use(correoScreens(deps))
+    .use(catalogoScreens(deps))
 
   function loginToken(request: Request): { token: string; setCookie: string | null } {
     const existing = cookiesOf(request).get(LOGIN_COOKIE)

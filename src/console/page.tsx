@@ -71,12 +71,14 @@ export function redirect(to: string): Response {
   return new Response(null, { status: 303, headers: { Location: to, 'HX-Redirect': to, ...SECURITY_HEADERS } })
 }
 
-export type Section = 'documentos' | 'emitir' | 'recibidos' | 'folios' | 'certificado' | 'webhooks' | 'correo' | 'empresas'
+export type Section = 'documentos' | 'emitir' | 'recibidos' | 'clientes' | 'productos' | 'folios' | 'certificado' | 'webhooks' | 'correo' | 'empresas'
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; admin?: boolean }> = [
   { id: 'documentos', label: 'Documentos', path: '/documentos' },
   { id: 'emitir', label: 'Emitir', path: '/documentos/nuevo' },
   { id: 'recibidos', label: 'Recibidos', path: '/recibidos' },
+  { id: 'clientes', label: 'Clientes', path: '/clientes' },
+  { id: 'productos', label: 'Productos', path: '/productos' },
   { id: 'folios', label: 'Folios', path: '/folios' },
   { id: 'certificado', label: 'Certificado', path: '/certificado' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
