@@ -145,7 +145,9 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: stri
   },
   ACCION_NO_PERMITIDA: {
     message: 'La acción no está permitida para este documento en su estado actual.',
-    action: 'Revise context.motivo: solo 33, 34 y 43 admiten acciones, una vez aceptado o reclamado no se cambia, y el recibo de mercaderías (ERM) va una vez y no después de un reclamo.',
+    action:
+      'Revise context.motivo. En un documento recibido: solo 33, 34 y 43 admiten acciones, una vez aceptado o reclamado no se cambia, y el recibo de mercaderías (ERM) va una vez y no después de un reclamo. ' +
+      'En el correo de un DTE emitido: se reenvía solo cuando su intercambio terminó en error o sin destinatario.',
     severity: 'error',
   },
   DTE_NOT_SENDABLE: {

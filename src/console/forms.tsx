@@ -1,6 +1,7 @@
 // Form pieces every screen shares (DESIGN §14): each error of the API's envelope shown beside the field its dot path
 // names, the field marked aria-invalid and described by it, and a summary at the top whose links move focus there.
 import type { ComponentChildren, JSX } from 'preact'
+import { formatRutWithDots, parseRut } from '../domain/rut'
 import { CATALOG, TimbreError, type ErrorCode, type FieldError } from '../errors'
 
 /** Field path (the API's dot notation) → the messages for it. */
@@ -180,14 +181,44 @@ export function SelectField(p: {
 /** Dates and amounts as people in Chile read them. */
 export const formatClp = (n: number) => `$${new Intl.NumberFormat('es-CL', { maximumFractionDigits: 0 }).format(n)}`
 export const formatNumber = (n: number) => new Intl.NumberFormat('es-CL', { maximumFractionDigits: 6 }).format(n)
-/** `2026-03-02` → `02-03-2026`, as dates are read in Chile; anything else as it came, a missing one as a dash. */
+/** `2026-03-02` → `02-03-2026` (dd-mm-aaaa, as dates are read in Chile); anything else as it came, a missing one as a dash. */
 export function formatFecha(date: string | null | undefined): string {
   if (!date) return '—'
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date)
   return m ? `${m[3]}-${m[2]}-${m[1]}` : date
 }
 
-export function formatDateTime(iso: string | null): string {
-  if (iso === null) return '—'
-  return new Intl.DateTimeFormat('es-CL', { dateStyle: 'short', timeStyle: 'short', timeZone: 'America/Santiago' }).format(new Date(iso))
+const SANTIAGO_PARTS = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'America/Santiago',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+})
+
+/**
+ * An RFC 3339 instant as Santiago's wall clock, `27-11-2026 14:05`: the same dd-mm-aaaa as `formatFecha`, so every
+ * screen shows one date format. Built from parts, because es-CL's own short style (`27-11-26, 14:05`) cuts the year.
+ */
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—'
+  const at = new Date(iso)
+  if (Number.isNaN(at.getTime())) return iso
+  const part = Object.fromEntries(SANTIAGO_PARTS.formatToParts(at).map((p) => [p.type, p.value]))
+  return `${part.day}-${part.month}-${part.year} ${part.hour}:${part.minute}`
+}
+
+/** The company's ambiente as a person reads it; the stored and API value stays `certificacion` (spec 1, "ambiente"). */
+export function formatAmbiente(ambiente: string): string {
+  if (ambiente === 'certificacion') return 'Certificación'
+  if (ambiente === 'produccion') return 'Producción'
+  return ambiente
+}
+
+/** A RUT with its dots and dash, `76.086.428-5`, as it is printed on every Chilean document; an unparsable one as it came. */
+export function formatRut(rut: string): string {
+  const parsed = parseRut(rut)
+  return parsed ? formatRutWithDots(parsed) : rut
 }

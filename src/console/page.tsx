@@ -7,6 +7,7 @@ import type { Deps } from '../services/deps'
 import { listEmpresas, resolveEmpresa, type EmpresaRecord } from '../services/empresas'
 import { sessionOf } from './context'
 import { ASSET_PATHS } from './assets'
+import { formatRut } from './forms'
 
 export const CONSOLE_PREFIX = '/console'
 
@@ -98,8 +99,9 @@ function EmpresaSwitcher(props: { session: ConsoleSession; empresas: readonly Em
       <select id="empresa-activa" name="empresa_id">
         {props.session.empresaId === null && <option value="">Elija una empresa</option>}
         {props.empresas.map((e) => (
+          // The RUT first: a long razón social is what a narrow select cuts, never the RUT that tells companies apart.
           <option value={e.id} selected={e.id === props.session.empresaId}>
-            {e.razon_social} ({e.rut})
+            {formatRut(e.rut)} · {e.razon_social}
           </option>
         ))}
       </select>
@@ -132,7 +134,7 @@ export function renderPage(deps: Pick<Deps, 'store'>, request: Request, opts: Pa
           <EmpresaSwitcher session={session} empresas={empresas} />
         ) : (
           <span class="empresa">
-            {empresa?.razon_social} ({empresa?.rut})
+            {empresa?.razon_social} <span class="rut">{empresa ? formatRut(empresa.rut) : ''}</span>
           </span>
         )}
         {!session.canWrite && <span class="badge badge-neutral">Solo lectura</span>}

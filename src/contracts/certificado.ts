@@ -22,6 +22,11 @@ export const CertificadoStatusSchema = Type.Object(
     dias_para_vencimiento: Type.Union([Type.Integer(), Type.Null()]),
     is_active: Type.Boolean(),
     uploaded_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    titular: Type.Union([Type.String(), Type.Null()], { description: 'Extensión: nombre del titular del certificado (CN del sujeto).' }),
+    emisor_certificado: Type.Union([Type.String(), Type.Null()], { description: 'Extensión: autoridad certificadora que lo emitió (CN del emisor, o su O).' }),
+    fecha_inicio_vigencia: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+      description: 'Extensión: primer día de vigencia (notBefore), fecha de Santiago como fecha_vencimiento.',
+    }),
   },
   { title: 'CertificadoStatus' },
 )

@@ -51,7 +51,8 @@ const ReceptorSchema = Type.Object(
       text(
         254,
         'Extensión: casilla de intercambio del receptor, a la que Timbre envía el DTE cuando el SII lo acepta (DESIGN §13). ' +
-          'Sin ella se usa el correo del cliente con ese RUT, o el del listado de contribuyentes electrónicos del SII.',
+          'Sin ella se usa el correo del cliente con ese RUT, o el del listado de contribuyentes electrónicos del SII. ' +
+          'El XML la lleva como CorreoRecep cuando cabe en sus 80 caracteres (no en boletas); una más larga queda solo para el envío.',
       ),
     ),
   },

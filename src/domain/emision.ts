@@ -33,6 +33,8 @@ export interface Receptor {
   direccion?: string
   comuna?: string
   ciudad?: string
+  /** Extension: the receiver's exchange mailbox (DESIGN §13); also CorreoRecep when it fits the XSD's 80 characters. */
+  email?: string
 }
 
 /** spec 2.4. */

@@ -1,6 +1,6 @@
 // The company's signing certificate (spec 2.14, DESIGN §8): uploaded as PKCS#12, private key sealed at rest,
 // opened on demand for signing and cached in memory as a KeyObject.
-import { createPrivateKey, type KeyObject } from 'node:crypto'
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto'
 import { isoTimestamp, santiagoDate } from '../clock'
 import { assertUsable } from '../domain/signer'
 import type { Signer } from '../domain/signer'
@@ -19,6 +19,12 @@ export interface CertificadoStatus {
   readonly dias_para_vencimiento: number | null
   readonly is_active: boolean
   readonly uploaded_at: string | null
+  /** Extension (issue 27): the holder as the certificate names it (subject CN). */
+  readonly titular: string | null
+  /** Extension: the certification authority that issued it (issuer CN, else O); null when its DER cannot say. */
+  readonly emisor_certificado: string | null
+  /** Extension: the first day it signs (notBefore), a date in Santiago as `fecha_vencimiento` is. */
+  readonly fecha_inicio_vigencia: string | null
 }
 
 const DAY_MS = 86_400_000
@@ -33,7 +39,30 @@ export function toCertificadoStatus(row: CertificadoRow, now: Date): Certificado
     dias_para_vencimiento: Math.floor((notAfter.getTime() - now.getTime()) / DAY_MS),
     is_active: row.is_active && notAfter.getTime() > now.getTime(),
     uploaded_at: row.uploaded_at,
+    titular: row.subject_cn || null,
+    emisor_certificado: issuerNameOf(row.certificate_der),
+    fecha_inicio_vigencia: santiagoDate(new Date(row.not_before)),
   }
+}
+
+/**
+ * The issuing authority's name, read from the stored certificate (kept in clear: it is public) rather than a column,
+ * so certificates loaded before this field existed show it too, with no migration. Its CN names the CA
+ * ("E-CERTCHILE CA FIRMA ELECTRONICA SIMPLE"); an issuer without a CN is named by its O.
+ */
+function issuerNameOf(der: Uint8Array): string | null {
+  let issuer: string
+  try {
+    issuer = new X509Certificate(der).issuer
+  } catch {
+    return null
+  }
+  const attrs = new Map<string, string>()
+  for (const line of issuer.split('\n')) {
+    const eq = line.indexOf('=')
+    if (eq > 0 && !attrs.has(line.slice(0, eq))) attrs.set(line.slice(0, eq), line.slice(eq + 1))
+  }
+  return attrs.get('CN') || attrs.get('O') || null
 }
 
 export async function uploadCertificado(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'tasks'>, input: { empresaId: string; pfx: Uint8Array; password: string }): Promise<CertificadoStatus> {

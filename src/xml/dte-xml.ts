@@ -251,10 +251,25 @@ function receptor(rec: XMLBuilder, ctx: Ctx): void {
     opt(ext, 'Nacionalidad', data.nacionalidad === undefined ? undefined : aduanaCode(data.nacionalidad, PAISES, 3))
   }
   if (!ctx.isBoleta) opt(rec, 'GiroRecep', r.giro === undefined ? undefined : xmlText(r.giro, 40))
+  if (!ctx.isBoleta) opt(rec, 'CorreoRecep', correoRecep(r.email))
   opt(rec, 'DirRecep', r.direccion === undefined ? undefined : xmlText(r.direccion, 70))
   // Exports leave CmnaRecep out: a foreign receiver has no Chilean comuna (docs/sii-protocol.md §2.6, as LibreDTE does).
   if (!ctx.reglas.isExport) opt(rec, 'CmnaRecep', r.comuna === undefined ? undefined : xmlText(r.comuna, 20))
   opt(rec, 'CiudadRecep', r.ciudad === undefined ? undefined : xmlText(r.ciudad, 20))
+}
+
+/**
+ * The receptor's mail as CorreoRecep (DTE_v10.xsd, after Contacto; EnvioBOLETA_v11.xsd has no such element). SiiTypes
+ * MailType allows 80 characters, the request 254 (RFC 5321's limit, as cliente.email): a longer address is left out of
+ * the XML rather than cut, because a cut address is a wrong one; it is still the address the DTE is mailed to (DESIGN
+ * §13), which reads the stored request. docs/decisions/intercambio.md "CorreoRecep".
+ */
+export const CORREO_RECEP_MAX = 80
+
+function correoRecep(email: string | undefined): string | undefined {
+  if (email === undefined) return undefined
+  const text = cleanText(email).trim()
+  return text.length > 0 && text.length <= CORREO_RECEP_MAX ? text : undefined
 }
 
 // Transporte/Aduana of an export, from export_data (docs/sii-protocol.md §2.6). A port named instead of coded goes in the

@@ -3,6 +3,7 @@
 // and changes nothing, and a read-only key sees the pages without their forms.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { santiagoDate } from '../../src/clock'
+import { formatFecha, formatRut } from '../../src/console/forms'
 import { consoleLogin, type ConsoleClient } from '../support/console'
 import { signer, SIGNER_RUT } from '../support/issuance'
 import { exportPfx, makeCertificate, makeTestCaf } from '../support/pki'
@@ -86,7 +87,11 @@ describe('certificado', () => {
     expect((await api('/empresa/certificado')).json).toMatchObject({ has_certificado: true, rut_firmante: '11111111-1', dias_para_vencimiento: 10, is_active: true })
     const page = await w.get(posted.location!)
     expect(page.html).toContain('Certificado cargado')
-    expect(page.html).toContain('11111111-1')
+    // The holder, its RUT with dots, the authority (self-signed here: the holder) and both ends of the validity.
+    expect(page.html).toContain('<dt>Titular</dt><dd>ANA ROJAS</dd>')
+    expect(page.html).toContain('<dd>11.111.111-1</dd>')
+    expect(page.html).toContain('<dt>Emitido por</dt><dd>ANA ROJAS</dd>')
+    expect(page.html).toContain(`<dt>Vigente desde</dt><dd>${formatFecha(santiagoDate(new Date(Date.now() - DAY)))}</dd>`)
     expect(page.html).toContain('<span class="badge badge-warn">10 días</span>')
   })
 
@@ -96,7 +101,7 @@ describe('certificado', () => {
     const status = (await api('/empresa/certificado')).json
     expect(status).toMatchObject({ has_certificado: true, rut_firmante: SIGNER_RUT, is_active: true })
     const page = await w.get('/console/certificado')
-    expect(page.html).toContain(SIGNER_RUT)
+    expect(page.html).toContain(formatRut(SIGNER_RUT))
     expect(page.html).toContain(`<span class="badge badge-ok">${status.dias_para_vencimiento} días</span>`)
     expect(page.html).toContain('Reemplazar el certificado')
   })
@@ -124,7 +129,7 @@ describe('folios', () => {
     expect(page.html).toContain('CAF cargado: tipo 33, folios 1 a 50 (50 disponibles).')
     expect(page.html).toContain('50 folios disponibles en CAF vigentes')
     expect(page.html).toContain(`id="caf-${listed[0].id}"`)
-    expect(page.html).toContain('<span class="badge badge-ok">vigente</span>')
+    expect(page.html).toContain('<span class="badge badge-ok">Vigente</span>')
     // A factura's folios serve 180 days from their authorization, two days ago: 178 left, no warning.
     expect(page.html).not.toContain('badge-warn')
   })
@@ -163,7 +168,7 @@ describe('folios', () => {
     const page = await w.get('/console/folios')
     expect(page.html).toContain('id="tipo-33"')
     expect(page.html).toContain('id="tipo-52"')
-    expect(page.html).toContain('no vence')
+    expect(page.html).toContain('No vence')
   })
 })
 
@@ -176,7 +181,7 @@ describe('read-only key', () => {
     expect(folios.html).not.toContain('type="file"')
     const cert = await ro.get('/console/certificado')
     expect(cert.status).toBe(200)
-    expect(cert.html).toContain(SIGNER_RUT)
+    expect(cert.html).toContain(formatRut(SIGNER_RUT))
     expect(cert.html).not.toContain('id="subir-certificado"')
     expect(cert.html).not.toContain('type="file"')
   })

@@ -3,6 +3,7 @@
 // RegistroReclamoDTE knows them), and the receiver imports the supplier's EnvioDTE, as test/http/recibidos-acciones
 // does. What the console's forms do is what the API then answers. One test clock moves server, simulator and the 8 days.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { formatRut } from '../../src/console/forms'
 import { followRecibidos } from '../../src/services/recibidos-sii'
 import { testClock } from '../support/clock'
 import { consoleLogin, type ConsoleClient } from '../support/console'
@@ -53,10 +54,10 @@ describe('the list', () => {
     expect(record.plazo).toEqual(expect.any(String))
     const row = rowOf(page.html, ids[0]!)
     expect(row).toContain(prov.empresa.razon_social)
-    expect(row).toContain(prov.empresa.rut)
+    expect(row).toContain(formatRut(prov.empresa.rut))
     expect(row).toContain(`>${docs[0]!.folio}</a>`)
     expect(row).toContain(`$${new Intl.NumberFormat('es-CL').format(record.monto_total)}`)
-    expect(row).toContain('<span class="badge badge-info">recibido</span>')
+    expect(row).toContain('<span class="badge badge-info">Recibido</span>')
     expect(row).toContain('<span class="badge badge-ok">8 días</span>')
   })
 
@@ -95,7 +96,7 @@ describe('the detail', () => {
     expect(page.html).toContain(`${prov.empresa.razon_social} (${prov.empresa.rut})`)
     expect(page.html).toContain(`$${new Intl.NumberFormat('es-CL').format(record.iva)}`)
     for (const c of record.checks as Array<{ check: string; ok: boolean }>) expect(page.html).toContain(`<code>${c.check}</code>`)
-    expect(page.html.match(/badge-ok">correcta</g)).toHaveLength(record.checks.length)
+    expect(page.html.match(/badge-ok">Correcta</g)).toHaveLength(record.checks.length)
     expect(page.html).toContain('Aún no se ha aceptado ni reclamado.')
     expect(page.html).toContain('name="accion" value="ACD"')
     expect(page.html).toContain('name="accion" value="ERM"')
@@ -129,7 +130,7 @@ describe('actions', () => {
     const page = await w.get(posted.location!)
     expect(page.html).toContain('Acción registrada en el SII')
     expect(page.html).toContain('Aceptación del contenido (ACD)')
-    expect(page.html).toContain('<span class="badge badge-ok">registrada</span>')
+    expect(page.html).toContain('<span class="badge badge-ok">Registrada</span>')
     // Accepted: no second acceptance nor a claim is offered; the receipt of goods still is (the SII's order).
     expect(page.html).not.toContain('name="accion" value="ACD"')
     expect(page.html).not.toContain('id="f-motivo"')
@@ -215,7 +216,7 @@ describe('the 8 days', () => {
     expect(rowOf((await later.get('/console/recibidos')).html, ids[1]!)).toContain('<span class="badge badge-warn">2 días</span>')
     clock.advance(2 * DAY)
     const after = await consoleLogin(s, receiver.writeKey)
-    expect(rowOf((await after.get('/console/recibidos')).html, ids[1]!)).toContain('<span class="badge badge-bad">vencido</span>')
+    expect(rowOf((await after.get('/console/recibidos')).html, ids[1]!)).toContain('<span class="badge badge-bad">Vencido</span>')
     const page = await after.post(`/console/recibidos/${ids[1]}/acciones`, { accion: 'ACD' })
     expect(page.status).toBe(409)
     expect(page.html).toContain('Pasaron los 8 días')

@@ -164,7 +164,7 @@ describe('ping, deliveries and redelivery', () => {
     expect(page.html).toContain('Evento de prueba (ping)')
     const row = new RegExp(`<tr id="entrega-${delivery!.id}">.*?</tr>`).exec(page.html)?.[0] ?? ''
     expect(row).toContain('<code>ping</code>')
-    expect(row).toContain('entregada')
+    expect(row).toContain('Entregada')
     expect(row).toContain('<td class="num">1</td>')
     expect(row).toContain('HTTP 200')
     expect(row).toContain(`action="/console/webhooks/${id}/entregas/${delivery!.id}/reenviar"`)
@@ -215,7 +215,7 @@ describe('ping, deliveries and redelivery', () => {
       expect(typeof pending!.next_retry_at).toBe('string')
       const page = await c.get(`/console/webhooks/${id}`)
       const row = new RegExp(`<tr id="entrega-${pending!.id}">.*?</tr>`).exec(page.html)?.[0] ?? ''
-      expect(row).toContain('reintentando')
+      expect(row).toContain('Reintentando')
       expect(row).toContain('HTTP 500')
       // The log's class http_status says no more than the status does: not shown beside it.
       expect(row).not.toContain('http_status')

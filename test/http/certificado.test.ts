@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
+import { santiagoDate } from '../../src/clock'
 import { exportPfx, makeCertificate } from '../support/pki'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -50,10 +51,26 @@ describe('POST /empresa/certificado/pfx', () => {
       dias_para_vencimiento: expect.any(Number),
       is_active: true,
       uploaded_at: expect.any(String),
+      titular: 'MARÍA JOSÉ PÉREZ',
+      // Self-signed: the issuer is the holder.
+      emisor_certificado: 'MARÍA JOSÉ PÉREZ',
+      fecha_inicio_vigencia: santiagoDate(new Date(Date.now() - 30 * day)),
     })
     expect(body.dias_para_vencimiento).toBeGreaterThanOrEqual(398)
     expect(body.dias_para_vencimiento).toBeLessThanOrEqual(400)
     expect((await s.request('GET', CERT, { headers: { 'X-Api-Key': t.readKey } })).json).toEqual(body)
+  })
+
+  test('issued by a CA: the record names the holder, the CA and the first day of validity', async () => {
+    const tenant = await s.tenant(testRut())
+    const ca = makeCertificate({ rut: null, commonName: 'E-CERTCHILE CA FIRMA ELECTRONICA SIMPLE', isCa: true, keySlot: 4 })
+    const notBefore = new Date('2026-03-02T12:00:00Z')
+    const leaf = makeCertificate({ rut: '07880442-4', commonName: 'JOSÉ MIGUEL ÑÚÑEZ', issuer: ca, notBefore, notAfter: new Date(Date.now() + 300 * day), keySlot: 5 })
+    const res = await s.request('POST', PFX, { headers: { 'X-Api-Key': tenant.writeKey }, body: { pfx_base64: Buffer.from(exportPfx(leaf, 'x', '3des')).toString('base64'), password: 'x' } })
+    expect(res.status).toBe(201)
+    const expected = { titular: 'JOSÉ MIGUEL ÑÚÑEZ', emisor_certificado: 'E-CERTCHILE CA FIRMA ELECTRONICA SIMPLE', fecha_inicio_vigencia: '2026-03-02', rut_firmante: '7880442-4' }
+    expect(res.json).toMatchObject(expected)
+    expect((await s.request('GET', CERT, { headers: { 'X-Api-Key': tenant.readKey } })).json).toMatchObject(expected)
   })
 
   test('JSON upload (OpenSSL 3 AES) replaces the active certificate; the old one is kept inactive', async () => {

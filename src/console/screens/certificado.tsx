@@ -8,7 +8,7 @@ import { getCertificadoStatus, uploadCertificado, type CertificadoStatus } from 
 import type { Deps } from '../../services/deps'
 import { getEmpresa } from '../../services/empresas'
 import { empresaIdOf, formOf, requireWrite, sessionOf } from '../context'
-import { ErrorSummary, Field, failureOf, formatDateTime, NO_ERRORS, type Failure } from '../forms'
+import { ErrorSummary, Field, failureOf, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/certificado`
@@ -31,7 +31,7 @@ function statusOf(deps: Deps, empresaId: string): CertificadoStatus | null {
 
 function DiasBadge(props: { status: CertificadoStatus }) {
   const days = props.status.dias_para_vencimiento ?? 0
-  if (days <= 0 || !props.status.is_active) return <span class="badge badge-bad">vencido</span>
+  if (days <= 0 || !props.status.is_active) return <span class="badge badge-bad">Vencido</span>
   const text = days === 1 ? '1 día' : `${days} días`
   return <span class={`badge ${days < VENCE_PRONTO_DIAS ? 'badge-warn' : 'badge-ok'}`}>{text}</span>
 }
@@ -54,14 +54,20 @@ function StatusCard(props: { deps: Deps; request: Request; status: CertificadoSt
     <section class="card" aria-labelledby="estado-certificado">
       <h2 id="estado-certificado">Certificado activo</h2>
       <dl class="facts">
+        <dt>Titular</dt>
+        <dd>{status.titular ?? '—'}</dd>
         <dt>RUT del titular</dt>
-        <dd>{status.rut_firmante}</dd>
+        <dd>{status.rut_firmante ? formatRut(status.rut_firmante) : '—'}</dd>
+        <dt>Emitido por</dt>
+        <dd>{status.emisor_certificado ?? '—'}</dd>
         <dt>Empresa</dt>
         <dd>
-          {empresa.razon_social} ({empresa.rut})
+          {empresa.razon_social} ({formatRut(empresa.rut)})
         </dd>
+        <dt>Vigente desde</dt>
+        <dd>{formatFecha(status.fecha_inicio_vigencia)}</dd>
         <dt>Vence</dt>
-        <dd>{status.fecha_vencimiento?.split('-').reverse().join('-') ?? '—'}</dd>
+        <dd>{formatFecha(status.fecha_vencimiento)}</dd>
         <dt>Días para vencer</dt>
         <dd>
           <DiasBadge status={status} />

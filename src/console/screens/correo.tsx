@@ -95,9 +95,9 @@ function valuesOf(view: MailboxView, form: FormData | null): (name: string) => s
 // ------------------------------------------------------------------------------------------------------ pieces
 
 const STATUS_BADGES: Readonly<Record<MailboxView['inbound_status'], { label: string; badge: string }>> = {
-  sin_configurar: { label: 'sin configurar', badge: 'badge-neutral' },
-  activo: { label: 'activo', badge: 'badge-ok' },
-  error: { label: 'error', badge: 'badge-bad' },
+  sin_configurar: { label: 'Sin configurar', badge: 'badge-neutral' },
+  activo: { label: 'Activo', badge: 'badge-ok' },
+  error: { label: 'Error', badge: 'badge-bad' },
 }
 
 function Status(props: { view: MailboxView }) {
@@ -148,10 +148,10 @@ function Check(props: { protocol: string; check: MailboxTest['imap'] }) {
     <li id={`prueba-${props.protocol.toLowerCase()}`}>
       <strong>{props.protocol}:</strong>{' '}
       {c.ok ? (
-        <span class="badge badge-ok">conexión correcta</span>
+        <span class="badge badge-ok">Conexión correcta</span>
       ) : (
         <>
-          <span class="badge badge-bad">falló</span> {c.error}
+          <span class="badge badge-bad">Falló</span> {c.error}
         </>
       )}
     </li>

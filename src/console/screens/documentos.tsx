@@ -8,7 +8,6 @@ import type { ComponentChildren } from 'preact'
 import { isTipoDte, TIPOS_DTE, type Linea, type Moneda } from '../../domain/emision'
 import { ESTADOS_DTE, isFinal, isTakenBySubmission, onSubmissionRequested, type EstadoDte } from '../../domain/estados'
 import { ESTADO_RESULTADO_DTE, GLOSA_RECEP_DTE, GLOSA_RECEP_ENV, isMailedToReceiver, type EstadoRecepDte, type EstadoRecepEnv } from '../../domain/intercambio'
-import { parseRut, formatRutWithDots } from '../../domain/rut'
 import { TIPOS } from '../../domain/tipos'
 import { computeLineas } from '../../domain/totals'
 import { TimbreError, validationError, type DetailCode, type FieldError } from '../../errors'
@@ -19,9 +18,11 @@ import { ListarDtesQuery } from '../../contracts/dte-query'
 import type { Deps } from '../../services/deps'
 import { getDtePdf } from '../../services/dte-pdf'
 import { getDte, getDteXml, listDtes, requestSubmission, type DteListQuery, type DteRecord, type HistorialSii, type IntercambioRecord } from '../../services/dtes'
-import { getEmpresa } from '../../services/empresas'
+import { getPartesEmitidas } from '../../services/dte-partes'
+import { canResendIntercambio, resendIntercambio } from '../../services/resend-intercambio'
 import { empresaIdOf, requireWrite, sessionOf } from '../context'
-import { ErrorSummary, Field, failureOf, formatClp, formatDateTime, formatFecha, formatNumber, NO_ERRORS, SelectField, type Failure } from '../forms'
+import { ErrorSummary, Field, failureOf, formatClp, formatDateTime, formatFecha, formatNumber, formatRut, NO_ERRORS, SelectField, type Failure } from '../forms'
+import { estadoBadge, estadoLabel, INTERCAMBIO_LABEL } from '../estados'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, fragmentResponse, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/documentos`
@@ -33,29 +34,7 @@ type Filters = Partial<Record<(typeof FILTERS)[number], string>>
 
 // ------------------------------------------------------------------------------------------------ estado badges
 
-const ESTADO_LABEL: Readonly<Record<EstadoDte, string>> = {
-  borrador: 'Borrador',
-  generado: 'Generado',
-  firmado: 'Firmado',
-  enviando: 'Enviando al SII',
-  procesando: 'Procesando en el SII',
-  aceptado: 'Aceptado',
-  rechazado: 'Rechazado',
-  con_reparos: 'Aceptado con reparos',
-}
-
-const ESTADO_CLASS: Readonly<Record<EstadoDte, string>> = {
-  borrador: 'badge-neutral',
-  generado: 'badge-neutral',
-  firmado: 'badge-neutral',
-  enviando: 'badge-info',
-  procesando: 'badge-info',
-  aceptado: 'badge-ok',
-  rechazado: 'badge-bad',
-  con_reparos: 'badge-warn',
-}
-
-const labelOf = (estado: string) => ESTADO_LABEL[estado as EstadoDte] ?? estado
+const labelOf = estadoLabel
 
 /**
  * Whether the estado can change without anyone acting: the SII jobs hold it (DESIGN §6). A `firmado` DTE without
@@ -72,7 +51,7 @@ function Badge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'auto_send'>; det
   // The detail page shows far more than the badge (tracking, SII codes, the exchange): it asks to be reloaded once
   // the estado differs from the one it was rendered with; the list only swaps the badge.
   const poll = `${BASE}/${dte.id}/estado?visto=${encodeURIComponent(dte.estado)}${props.detail ? '&detalle=1' : ''}`
-  const cls = `badge ${ESTADO_CLASS[dte.estado as EstadoDte] ?? 'badge-neutral'}`
+  const cls = `badge ${estadoBadge(dte.estado)}`
   if (!isMoving(dte)) return <span class={cls}>{labelOf(dte.estado)}</span>
   return (
     <span class={cls} hx-get={poll} hx-trigger="every 3s" hx-swap="outerHTML">
@@ -98,11 +77,6 @@ export function EstadoBadge(props: { dte: Pick<DteRecord, 'id' | 'estado' | 'aut
 // ------------------------------------------------------------------------------------------------ formatting
 
 const tipoNombre = (tipo: number) => (isTipoDte(tipo) ? TIPOS[tipo].nombre : `Tipo ${tipo}`)
-
-function formatRut(rut: string): string {
-  const parsed = parseRut(rut)
-  return parsed ? formatRutWithDots(parsed) : rut
-}
 
 const orDash = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '—' : String(v))
 
@@ -187,7 +161,7 @@ function FilterForm(props: { filters: Filters; failure: Failure | null }) {
         label="Estado"
         value={f.estado ?? ''}
         errors={errors}
-        options={[{ value: '', label: 'Todos' }, ...ESTADOS_DTE.filter((e) => e !== 'borrador' && e !== 'generado').map((e) => ({ value: e, label: ESTADO_LABEL[e] }))]}
+        options={[{ value: '', label: 'Todos' }, ...ESTADOS_DTE.filter((e) => e !== 'borrador' && e !== 'generado').map((e) => ({ value: e, label: estadoLabel(e) }))]}
       />
       <SelectField
         name="tipo_dte"
@@ -209,16 +183,26 @@ function FilterForm(props: { filters: Filters; failure: Failure | null }) {
   )
 }
 
+/**
+ * On a phone (≤ 640 px, console.css) the lesser columns fold away and the receptor moves under the folio, so folio,
+ * total and estado stay on screen without scrolling sideways.
+ */
 function DteTable(props: { rows: readonly DteRecord[] }) {
   return (
     <div class="table-wrap">
-      <table>
+      <table class="plegable">
         <thead>
           <tr>
-            <th scope="col">Tipo</th>
+            <th scope="col" class="col-menor">
+              Tipo
+            </th>
             <th scope="col">Folio</th>
-            <th scope="col">Fecha de emisión</th>
-            <th scope="col">Receptor</th>
+            <th scope="col" class="col-menor">
+              Fecha de emisión
+            </th>
+            <th scope="col" class="col-menor">
+              Receptor
+            </th>
             <th scope="col" class="num">
               Total
             </th>
@@ -228,18 +212,23 @@ function DteTable(props: { rows: readonly DteRecord[] }) {
         <tbody>
           {props.rows.map((d) => (
             <tr>
-              <td>
+              <td class="col-menor">
                 {tipoNombre(d.tipo_dte)} <span class="muted">({d.tipo_dte})</span>
               </td>
-              <td>
+              <td class="folio">
                 <a href={`${BASE}/${d.id}`} aria-label={`Ver ${tipoNombre(d.tipo_dte)} folio ${d.folio}`}>
                   {d.folio}
                 </a>
+                <span class="solo-telefono muted">
+                  {tipoNombre(d.tipo_dte)} · <time datetime={d.fecha_emision}>{formatFecha(d.fecha_emision)}</time>
+                  <br />
+                  {d.razon_social_receptor}
+                </span>
               </td>
-              <td>
+              <td class="col-menor">
                 <time datetime={d.fecha_emision}>{formatFecha(d.fecha_emision)}</time>
               </td>
-              <td>
+              <td class="col-menor">
                 {d.razon_social_receptor}
                 <br />
                 <span class="muted">{formatRut(d.rut_receptor)}</span>
@@ -318,6 +307,7 @@ function listResponse(deps: Deps, request: Request): Response {
 const NOTICES: Readonly<Record<string, (d: DteRecord) => string>> = {
   emitido: (d) => `Documento emitido y firmado con folio ${d.folio}.`,
   enviado: () => 'Documento en cola para su envío al SII: el estado se actualiza solo mientras el SII responde.',
+  reenviado: (d) => `Correo en cola para ${d.intercambio?.email ?? 'el receptor'}: se envía en la próxima pasada del correo.`,
 }
 
 /** The stored lines are the request's (spec 2.4); their amounts are recomputed by the same rule the XML was built with. */
@@ -567,13 +557,6 @@ function Seguimiento(props: { dte: DteRecord }) {
   )
 }
 
-const INTERCAMBIO_LABEL: Readonly<Record<string, string>> = {
-  pendiente: 'Pendiente de envío',
-  enviado: 'Enviado',
-  sin_destinatario: 'Sin destinatario: no se conoce el correo de intercambio del receptor',
-  error: 'Error al enviar',
-}
-
 const RESULTADO_LABEL: Readonly<Record<number, string>> = {
   [ESTADO_RESULTADO_DTE.aceptado]: 'Aceptado',
   [ESTADO_RESULTADO_DTE.aceptadoConDiscrepancias]: 'Aceptado con discrepancias',
@@ -602,7 +585,30 @@ function IntercambioFacts(props: { i: IntercambioRecord }) {
   return <Facts rows={rows} />
 }
 
-function Intercambio(props: { dte: DteRecord }) {
+/**
+ * "Reenviar al receptor" for a mail that ended in error or never left for want of an address (services/
+ * resend-intercambio.ts), and only for a session that can write: the door refuses the POST of a read-only one anyway.
+ */
+function Reenviar(props: { request: Request; dte: DteRecord }) {
+  const session = sessionOf(props.request)
+  const i = props.dte.intercambio
+  if (!session.canWrite || !canResendIntercambio(i?.estado)) return null
+  return (
+    <form method="post" action={`${BASE}/${props.dte.id}/intercambio/reenviar`} class="actions">
+      <CsrfInput session={session} />
+      <button type="submit" class="primary">
+        Reenviar al receptor
+      </button>
+      <span class="hint">
+        {i?.estado === 'sin_destinatario'
+          ? 'Antes agregue el correo de intercambio al cliente con el RUT del receptor: se envía a ese correo.'
+          : 'Se envía de nuevo el mismo documento al correo del receptor (el del cliente, si lo cambió).'}
+      </span>
+    </form>
+  )
+}
+
+function Intercambio(props: { request: Request; dte: DteRecord }) {
   const i = props.dte.intercambio
   return (
     <section class="card" aria-labelledby="intercambio">
@@ -616,6 +622,7 @@ function Intercambio(props: { dte: DteRecord }) {
       ) : (
         <>
           <IntercambioFacts i={i} />
+          <Reenviar request={props.request} dte={props.dte} />
           <h3>Acciones del receptor en el SII</h3>
           {i.eventos_receptor.length === 0 ? (
             <p class="muted">Sin acciones registradas.</p>
@@ -669,9 +676,51 @@ function Acciones(props: { request: Request; dte: DteRecord }) {
   )
 }
 
+/** A place as the XML writes it: the parts it has, comma-separated; a dash when it has none. */
+const lugar = (...parts: ReadonlyArray<string | undefined>) => parts.filter((p) => p !== undefined && p !== '').join(', ') || '—'
+
+/**
+ * Emisor and receptor as the signed XML names them (services/dte-partes.ts), side by side across the page's width: a
+ * cliente or the company edited since does not rewrite what was issued. Optional fields show only when the document
+ * has them, except the ones the SII requires of facturas (giro, dirección, comuna), which show a dash when missing.
+ */
+function Partes(props: { deps: Deps; request: Request; dte: DteRecord }) {
+  const { emisor, receptor, emailReceptor } = getPartesEmitidas(props.deps, { empresaId: empresaIdOf(props.request), id: props.dte.id })
+  const receptorRows: Array<readonly [string, ComponentChildren]> = [
+    ['Razón social', receptor.razonSocial],
+    ['RUT', formatRut(receptor.rut)],
+    ['Giro', orDash(receptor.giro)],
+    ['Dirección', orDash(receptor.direccion)],
+    ['Comuna', orDash(receptor.comuna)],
+    ['Ciudad', orDash(receptor.ciudad)],
+  ]
+  if (receptor.contacto) receptorRows.push(['Contacto', receptor.contacto])
+  if (emailReceptor) receptorRows.push(['Correo', emailReceptor])
+  if (receptor.nacionalidad) receptorRows.push(['Nacionalidad', receptor.nacionalidad])
+  if (receptor.numId) receptorRows.push(['Identificación extranjera', receptor.numId])
+  const emisorRows: Array<readonly [string, ComponentChildren]> = [
+    ['Razón social', emisor.razonSocial],
+    ['RUT', formatRut(emisor.rut)],
+    ['Giro', orDash(emisor.giro)],
+    ['Dirección', lugar(emisor.direccion, emisor.comuna, emisor.ciudad)],
+  ]
+  if (emisor.acteco.length > 0) emisorRows.push(['Actividad económica', emisor.acteco.join(', ')])
+  return (
+    <div class="partes">
+      <section class="card" aria-labelledby="receptor">
+        <h2 id="receptor">Receptor</h2>
+        <Facts rows={receptorRows} />
+      </section>
+      <section class="card" aria-labelledby="emisor">
+        <h2 id="emisor">Emisor</h2>
+        <Facts rows={emisorRows} />
+      </section>
+    </div>
+  )
+}
+
 function DetailBody(props: { deps: Deps; request: Request; dte: DteRecord; failure: Failure | null }) {
   const { dte } = props
-  const emisor = getEmpresa(props.deps, { empresaId: empresaIdOf(props.request) })
   return (
     <>
       <ErrorSummary failure={props.failure} />
@@ -692,33 +741,12 @@ function DetailBody(props: { deps: Deps; request: Request; dte: DteRecord; failu
         />
         <Acciones request={props.request} dte={dte} />
       </section>
-      <div class="grid">
-        <section class="card" aria-labelledby="emisor">
-          <h2 id="emisor">Emisor</h2>
-          <Facts
-            rows={[
-              ['Razón social', emisor.razon_social],
-              ['RUT', formatRut(emisor.rut)],
-              ['Giro', emisor.giro],
-              ['Dirección', `${emisor.direccion}, ${emisor.comuna}, ${emisor.ciudad}`],
-            ]}
-          />
-        </section>
-        <section class="card" aria-labelledby="receptor">
-          <h2 id="receptor">Receptor</h2>
-          <Facts
-            rows={[
-              ['Razón social', dte.razon_social_receptor],
-              ['RUT', formatRut(dte.rut_receptor)],
-            ]}
-          />
-        </section>
-      </div>
+      <Partes deps={props.deps} request={props.request} dte={dte} />
       <Detalle dte={dte} />
       <Totales dte={dte} />
       <Referencias dte={dte} />
       <Seguimiento dte={dte} />
-      <Intercambio dte={dte} />
+      <Intercambio request={props.request} dte={dte} />
       {Object.keys(dte.metadata).length > 0 && (
         <section class="card" aria-labelledby="metadata">
           <h2 id="metadata">Metadata</h2>
@@ -779,6 +807,19 @@ export const documentoScreens = (deps: Deps) =>
         const dte = getDte(deps, { empresaId, id })
         const failure: Failure = { ...failureOf(err), action: `Está en estado «${labelOf(dte.estado)}»: solo un documento firmado se envía.` }
         return detailResponse(deps, request, dte, { failure, status: 409 })
+      }
+    })
+    .post('/documentos/:id/intercambio/reenviar', ({ request, params }) => {
+      requireWrite(request)
+      const empresaId = empresaIdOf(request)
+      const id = pathId(params.id)
+      try {
+        resendIntercambio(deps, { empresaId, id })
+        return redirect(`${BASE}/${id}?aviso=reenviado`)
+      } catch (err) {
+        if (!(err instanceof TimbreError) || err.code !== 'ACCION_NO_PERMITIDA') throw err
+        const failure: Failure = { ...failureOf(err), action: null }
+        return detailResponse(deps, request, getDte(deps, { empresaId, id }), { failure, status: 409 })
       }
     })
     .get('/documentos/:id/pdf', async ({ request, params }) => {

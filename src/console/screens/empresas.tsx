@@ -9,7 +9,7 @@ import type { Deps } from '../../services/deps'
 import { createEmpresa, listEmpresas } from '../../services/empresas'
 import { backupConsoleLine, backupReadiness } from '../../services/backup-status'
 import { formOf, sessionOf, textField } from '../context'
-import { ErrorSummary, Field, failureOf, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
+import { ErrorSummary, Field, failureOf, formatAmbiente, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
 
 const NOTICES: Readonly<Record<string, string>> = {
@@ -182,10 +182,10 @@ function EmpresasPage(props: { deps: Deps; request: Request; form: FormData | nu
                 {empresas.map((e) => (
                   <tr>
                     <td>
-                      {e.razon_social} {e.is_demo && <span class="badge badge-info">demo</span>}
+                      {e.razon_social} {e.is_demo && <span class="badge badge-info">Demo</span>}
                     </td>
                     <td>{e.rut}</td>
-                    <td>{e.ambiente}</td>
+                    <td>{formatAmbiente(e.ambiente)}</td>
                     <td>{formatDateTime(e.created_at)}</td>
                     <td>
                       {e.id === session.empresaId ? (

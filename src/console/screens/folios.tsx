@@ -12,7 +12,7 @@ import { isUuid } from '../../contracts/common'
 import { getCaf, listCafs, registerCaf, type CafRecord } from '../../services/cafs'
 import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
-import { ErrorSummary, Field, SelectField, failureOf, formatDateTime, formatNumber, NO_ERRORS, type Failure } from '../forms'
+import { ErrorSummary, Field, SelectField, failureOf, formatAmbiente, formatDateTime, formatFecha, formatNumber, NO_ERRORS, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/folios`
@@ -37,21 +37,21 @@ function allCafs(deps: Deps, empresaId: string): CafRecord[] {
 }
 
 function estadoOf(c: CafRecord): { text: string; badge: string } {
-  if (c.is_active) return { text: 'vigente', badge: 'badge-ok' }
-  if (c.folios_disponibles === 0) return { text: 'agotado', badge: 'badge-neutral' }
-  return { text: 'vencido', badge: 'badge-bad' }
+  if (c.is_active) return { text: 'Vigente', badge: 'badge-ok' }
+  if (c.folios_disponibles === 0) return { text: 'Agotado', badge: 'badge-neutral' }
+  return { text: 'Vencido', badge: 'badge-bad' }
 }
 
 /** The last day its folios serve (DESIGN §8: 180 days for 33, 43, 46, 56 and 61), and how close that is. */
 function Vigencia(props: { caf: CafRecord; today: string }) {
   const vence = cafVenceEl(props.caf.tipo_dte, props.caf.fecha_autorizacion)
-  if (vence === null) return <span class="muted">no vence</span>
+  if (vence === null) return <span class="muted">No vence</span>
   const days = Math.round((Date.parse(`${vence}T00:00:00Z`) - Date.parse(`${props.today}T00:00:00Z`)) / DAY_MS)
-  const fecha = vence.split('-').reverse().join('-')
-  if (days < 0) return <span class="badge badge-bad">venció el {fecha}</span>
+  const fecha = formatFecha(vence)
+  if (days < 0) return <span class="badge badge-bad">Venció el {fecha}</span>
   if (props.caf.folios_disponibles > 0 && days <= VENCE_PRONTO_DIAS)
-    return <span class="badge badge-warn">{days === 0 ? `vence hoy (${fecha})` : `vence en ${days} ${days === 1 ? 'día' : 'días'} (${fecha})`}</span>
-  return <span>hasta el {fecha}</span>
+    return <span class="badge badge-warn">{days === 0 ? `Vence hoy (${fecha})` : `Vence en ${days} ${days === 1 ? 'día' : 'días'} (${fecha})`}</span>
+  return <span>Hasta el {fecha}</span>
 }
 
 function TipoGroup(props: { tipo: TipoDte; cafs: readonly CafRecord[]; today: string; highlight: string | null }) {
@@ -64,7 +64,7 @@ function TipoGroup(props: { tipo: TipoDte; cafs: readonly CafRecord[]; today: st
         {tipo} · {TIPOS[tipo].nombre}
       </h2>
       <p>
-        {left === 0 ? <span class="badge badge-bad">sin folios vigentes</span> : <strong>{formatNumber(left)} folios disponibles en CAF vigentes</strong>}
+        {left === 0 ? <span class="badge badge-bad">Sin folios vigentes</span> : <strong>{formatNumber(left)} folios disponibles en CAF vigentes</strong>}
       </p>
       <div class="table-wrap">
         <table>
@@ -95,14 +95,14 @@ function TipoGroup(props: { tipo: TipoDte; cafs: readonly CafRecord[]; today: st
                   <td class="num">{formatNumber(c.folios_disponibles)}</td>
                   {/* folios_disponibles counts from the next folio to the end of the range (domain/folios.ts). */}
                   <td class="num">{c.folios_disponibles > 0 ? formatNumber(c.folio_hasta - c.folios_disponibles + 1) : '—'}</td>
-                  <td>{c.fecha_autorizacion.split('-').reverse().join('-')}</td>
+                  <td>{formatFecha(c.fecha_autorizacion)}</td>
                   <td>
                     <Vigencia caf={c} today={props.today} />
                   </td>
                   <td>
                     <span class={`badge ${estado.badge}`}>{estado.text}</span>
                   </td>
-                  <td>{c.ambiente === 'certificacion' ? 'certificación' : 'producción'}</td>
+                  <td>{formatAmbiente(c.ambiente)}</td>
                   <td>{formatDateTime(c.created_at)}</td>
                 </tr>
               )

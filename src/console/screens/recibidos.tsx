@@ -38,7 +38,8 @@ import {
   type RecibidoRecord,
 } from '../../services/recibidos'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
-import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatClp, formatDateTime, formatFecha, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
+import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatClp, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
+import { ACCION_ESTADO_BADGE, ACCION_ESTADO_LABEL, ESTADO_BADGE, ESTADO_LABEL } from '../estados'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage } from '../page'
 
 const BASE = `${CONSOLE_PREFIX}/recibidos`
@@ -52,21 +53,6 @@ const NOTICES: Readonly<Record<string, string>> = {
   ya_importado: 'Ese EnvioDTE ya estaba importado: no se cambió nada.',
 }
 
-const ESTADO_LABEL: Readonly<Record<EstadoRecibido, string>> = {
-  recibido: 'recibido',
-  rechazado_tecnico: 'rechazado técnico',
-  aceptado: 'aceptado',
-  reclamado: 'reclamado',
-  aceptado_tacito: 'aceptado tácito',
-}
-const ESTADO_BADGE: Readonly<Record<EstadoRecibido, string>> = {
-  recibido: 'badge-info',
-  rechazado_tecnico: 'badge-bad',
-  aceptado: 'badge-ok',
-  reclamado: 'badge-warn',
-  aceptado_tacito: 'badge-ok',
-}
-
 const ACCION_LABEL: Readonly<Record<Accion, string>> = {
   ACD: 'Aceptación del contenido (ACD)',
   RCD: 'Reclamo al contenido (RCD)',
@@ -74,7 +60,6 @@ const ACCION_LABEL: Readonly<Record<Accion, string>> = {
   RFP: 'Reclamo por falta parcial de mercaderías (RFP)',
   RFT: 'Reclamo por falta total de mercaderías (RFT)',
 }
-const ACCION_ESTADO_BADGE = { registrada: 'badge-ok', pendiente: 'badge-warn', rechazada: 'badge-bad' } as const
 
 /** What each check of DESIGN §13 verifies, for a person (the record gives the code, its result and what was found). */
 const CHECK_LABEL: Readonly<Record<(typeof CHECK_NAMES)[number], string>> = {
@@ -104,12 +89,12 @@ interface PlazoView {
  * (null until the SII reports the reception), its estado and its type (only 33, 34 and 43 take actions).
  */
 function plazoOf(r: RecibidoRecord, now: Date): PlazoView {
-  if (r.estado === 'aceptado_tacito') return { text: 'aceptado tácitamente', badge: 'badge-ok' }
-  if (!hasAcciones(r.tipo_dte) || r.estado === 'rechazado_tecnico') return { text: 'no aplica', badge: 'badge-neutral' }
-  if (r.estado === 'aceptado' || r.estado === 'reclamado') return { text: 'respondido', badge: 'badge-neutral' }
-  if (r.plazo === null) return { text: 'aún sin plazo', badge: 'badge-info' }
+  if (r.estado === 'aceptado_tacito') return { text: 'Aceptado tácitamente', badge: 'badge-ok' }
+  if (!hasAcciones(r.tipo_dte) || r.estado === 'rechazado_tecnico') return { text: 'No aplica', badge: 'badge-neutral' }
+  if (r.estado === 'aceptado' || r.estado === 'reclamado') return { text: 'Respondido', badge: 'badge-neutral' }
+  if (r.plazo === null) return { text: 'Aún sin plazo', badge: 'badge-info' }
   const leftMs = new Date(r.plazo).getTime() - now.getTime()
-  if (leftMs <= 0) return { text: 'vencido', badge: 'badge-bad' }
+  if (leftMs <= 0) return { text: 'Vencido', badge: 'badge-bad' }
   const days = Math.ceil(leftMs / DAY_MS)
   return { text: days === 1 ? '1 día' : `${days} días`, badge: leftMs <= PLAZO_AVISO_DIAS * DAY_MS ? 'badge-warn' : 'badge-ok' }
 }
@@ -195,45 +180,61 @@ function RecibidosTable(props: { view: ListView; filters: Filters; now: Date; pa
   return (
     <>
       <div class="table-wrap">
-        <table>
+        <table class="plegable">
           <caption class="muted">
             {view.total === 1 ? '1 documento' : `${view.total} documentos`}; los más recientes primero.
           </caption>
           <thead>
             <tr>
-              <th scope="col">Emisor</th>
-              <th scope="col">Tipo</th>
+              <th scope="col" class="col-menor">
+                Emisor
+              </th>
+              <th scope="col" class="col-menor">
+                Tipo
+              </th>
               <th scope="col">Folio</th>
-              <th scope="col">Fecha</th>
+              <th scope="col" class="col-menor">
+                Fecha
+              </th>
               <th scope="col" class="num">
                 Total
               </th>
               <th scope="col">Estado</th>
-              <th scope="col">Días para responder</th>
+              <th scope="col" class="col-menor">
+                Días para responder
+              </th>
             </tr>
           </thead>
           <tbody>
             {view.rows.map((r) => (
               <tr>
-                <td>
+                <td class="col-menor">
                   {r.razon_social_emisor}
                   <br />
-                  <span class="muted">{r.rut_emisor}</span>
+                  <span class="muted">{formatRut(r.rut_emisor)}</span>
                 </td>
-                <td>
+                <td class="col-menor">
                   <abbr title={nombreTipo(r.tipo_dte)}>{r.tipo_dte}</abbr>
                 </td>
-                <td>
+                <td class="folio">
                   <a href={`${BASE}/${r.id}`} aria-label={`Ver tipo ${r.tipo_dte} folio ${r.folio} de ${r.razon_social_emisor}`}>
                     {r.folio}
                   </a>
+                  <span class="solo-telefono muted">
+                    {nombreTipo(r.tipo_dte)} · <time datetime={r.fecha_emision}>{formatFecha(r.fecha_emision)}</time>
+                    <br />
+                    {r.razon_social_emisor}
+                  </span>
                 </td>
-                <td>{formatFecha(r.fecha_emision)}</td>
+                <td class="col-menor">{formatFecha(r.fecha_emision)}</td>
                 <td class="num">{formatClp(r.monto_total)}</td>
                 <td>
                   <EstadoBadge estado={r.estado} />
+                  <span class="solo-telefono">
+                    <PlazoBadge r={r} now={now} />
+                  </span>
                 </td>
-                <td>
+                <td class="col-menor">
                   <PlazoBadge r={r} now={now} />
                 </td>
               </tr>
@@ -384,7 +385,7 @@ function Checks(props: { r: RecibidoRecord }) {
                 <td>
                   {CHECK_LABEL[c.check] ?? c.check} <code>{c.check}</code>
                 </td>
-                <td>{c.ok ? <span class="badge badge-ok">correcta</span> : <span class="badge badge-bad">falló</span>}</td>
+                <td>{c.ok ? <span class="badge badge-ok">Correcta</span> : <span class="badge badge-bad">Falló</span>}</td>
                 <td>{c.detalle === '' ? '—' : c.detalle}</td>
               </tr>
             ))}
@@ -421,7 +422,7 @@ function Acciones(props: { r: RecibidoRecord }) {
                   <td>{ACCION_LABEL[a.accion] ?? a.accion}</td>
                   <td>{a.motivo ?? '—'}</td>
                   <td>
-                    <span class={`badge ${ACCION_ESTADO_BADGE[a.estado]}`}>{a.estado}</span>
+                    <span class={`badge ${ACCION_ESTADO_BADGE[a.estado]}`}>{ACCION_ESTADO_LABEL[a.estado]}</span>
                   </td>
                   <td>{a.cod_resp === null ? (a.estado === 'pendiente' ? 'en espera; se reintenta' : '—') : `${a.cod_resp} ${a.desc_resp ?? ''}`}</td>
                   <td>{formatDateTime(a.solicitada_at)}</td>

@@ -70,15 +70,15 @@ function registrarBodyFrom(form: FormData): Record<string, unknown> {
 // ------------------------------------------------------------------------------------------------------ deliveries
 
 const STATE_LABELS: Readonly<Record<string, { label: string; badge: string }>> = {
-  delivered: { label: 'entregada', badge: 'badge-ok' },
-  failed: { label: 'fallida', badge: 'badge-bad' },
-  cancelled: { label: 'cancelada', badge: 'badge-neutral' },
+  delivered: { label: 'Entregada', badge: 'badge-ok' },
+  failed: { label: 'Fallida', badge: 'badge-bad' },
+  cancelled: { label: 'Cancelada', badge: 'badge-neutral' },
 }
 
 function DeliveryState(props: { delivery: Pick<DeliveryRecord, 'status' | 'attempt'> }) {
   const d = props.delivery
   if (d.status === 'pending')
-    return d.attempt === 0 ? <span class="badge badge-info">pendiente</span> : <span class="badge badge-warn">reintentando</span>
+    return d.attempt === 0 ? <span class="badge badge-info">Pendiente</span> : <span class="badge badge-warn">Reintentando</span>
   const known = STATE_LABELS[d.status]
   return <span class={`badge ${known?.badge ?? 'badge-neutral'}`}>{known?.label ?? d.status}</span>
 }
@@ -351,7 +351,7 @@ function WebhooksPage(props: { deps: Deps; request: Request; form: FormData | nu
                         <code class="hint">{e}</code>
                       ))}
                     </td>
-                    <td>{w.is_active ? <span class="badge badge-ok">activo</span> : <span class="badge badge-neutral">inactivo</span>}</td>
+                    <td>{w.is_active ? <span class="badge badge-ok">Activo</span> : <span class="badge badge-neutral">Inactivo</span>}</td>
                     <td>
                       <code>{w.secret}</code>
                     </td>
@@ -393,7 +393,7 @@ function WebhookPage(props: { request: Request; webhook: WebhookRecord; page: De
             ))}
           </dd>
           <dt>Estado</dt>
-          <dd>{w.is_active ? <span class="badge badge-ok">activo</span> : <span class="badge badge-neutral">inactivo</span>}</dd>
+          <dd>{w.is_active ? <span class="badge badge-ok">Activo</span> : <span class="badge badge-neutral">Inactivo</span>}</dd>
           <dt>Secreto</dt>
           <dd>
             <code>{w.secret}</code>

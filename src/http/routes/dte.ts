@@ -3,12 +3,13 @@ import { Elysia } from 'elysia'
 import type { Deps } from '../../services/deps'
 import { getDte, getDteXml, listDtes, requestSubmission } from '../../services/dtes'
 import { emitDte } from '../../services/issue-dte'
+import { resendIntercambio } from '../../services/resend-intercambio'
 import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/pagination'
 import { IDEMPOTENCY_HEADER, idempotencyKeyOf, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
 import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../../contracts/common'
 import { EmitirDteBody, validateEmision } from '../../contracts/dte'
-import { DteListSchema, DteSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../../contracts/dte-query'
+import { DteListSchema, DteSchema, IntercambioSchema, IssuanceResponseSchema, ListarDtesQuery, ObtenerDteQuery } from '../../contracts/dte-query'
 
 export const dteRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/dte', normalize: false })
@@ -90,5 +91,21 @@ export const dteRoutes = (deps: Deps) =>
           'x-timbre-extension': true,
         } as Record<string, unknown>,
         response: { 202: DteSchema, 404: ErrorEnvelopeSchema, 409: ErrorEnvelopeSchema, ...commonErrors },
+      },
+    )
+    .post(
+      '/:id/intercambio/reenviar',
+      ({ request, params, set }) => {
+        set.status = 202
+        return resendIntercambio(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) })
+      },
+      {
+        detail: {
+          operationId: 'reenviarIntercambioDTE',
+          tags: ['DTE'],
+          summary: 'Vuelve a encolar el correo del DTE a su receptor cuando terminó en error o sin destinatario (extensión)',
+          'x-timbre-extension': true,
+        } as Record<string, unknown>,
+        response: { 202: IntercambioSchema, 404: ErrorEnvelopeSchema, 409: ErrorEnvelopeSchema, ...commonErrors },
       },
     )

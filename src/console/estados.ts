@@ -1,0 +1,54 @@
+// The one table of estado words the console shows (issue 27 "Consistency"): issued and received documents share their
+// estados (`aceptado` reads the same on both), and every badge, filter and detail takes its label and colour from here,
+// so the same word is never capitalised two ways. Sentence case, as the rest of the console's labels.
+import type { EstadoDte } from '../domain/estados'
+import type { EstadoRecibido } from '../domain/intercambio'
+
+type Estado = EstadoDte | EstadoRecibido
+
+export const ESTADO_LABEL: Readonly<Record<Estado, string>> = {
+  borrador: 'Borrador',
+  generado: 'Generado',
+  firmado: 'Firmado',
+  enviando: 'Enviando al SII',
+  procesando: 'Procesando en el SII',
+  aceptado: 'Aceptado',
+  rechazado: 'Rechazado',
+  // The SII's own words ("Aceptado con Reparos"): the document is valid, with observations.
+  con_reparos: 'Aceptado con reparos',
+  recibido: 'Recibido',
+  rechazado_tecnico: 'Rechazado técnico',
+  reclamado: 'Reclamado',
+  aceptado_tacito: 'Aceptado tácito',
+}
+
+export const ESTADO_BADGE: Readonly<Record<Estado, string>> = {
+  borrador: 'badge-neutral',
+  generado: 'badge-neutral',
+  firmado: 'badge-neutral',
+  enviando: 'badge-info',
+  procesando: 'badge-info',
+  aceptado: 'badge-ok',
+  rechazado: 'badge-bad',
+  con_reparos: 'badge-warn',
+  recibido: 'badge-info',
+  rechazado_tecnico: 'badge-bad',
+  reclamado: 'badge-warn',
+  aceptado_tacito: 'badge-ok',
+}
+
+/** A stored estado the table does not know (a newer value, DESIGN §12 "Compatibility") shows as it came. */
+export const estadoLabel = (estado: string): string => ESTADO_LABEL[estado as Estado] ?? estado
+export const estadoBadge = (estado: string): string => ESTADO_BADGE[estado as Estado] ?? 'badge-neutral'
+
+/** A received document's action at the SII (DESIGN §13 "Acting on a received DTE"). */
+export const ACCION_ESTADO_LABEL = { registrada: 'Registrada', pendiente: 'Pendiente', rechazada: 'Rechazada' } as const
+export const ACCION_ESTADO_BADGE = { registrada: 'badge-ok', pendiente: 'badge-warn', rechazada: 'badge-bad' } as const
+
+/** The exchange with the receiver of an issued DTE (DESIGN §13 `intercambio.estado`). */
+export const INTERCAMBIO_LABEL: Readonly<Record<string, string>> = {
+  pendiente: 'Pendiente de envío',
+  enviado: 'Enviado',
+  sin_destinatario: 'Sin destinatario: no se conoce el correo de intercambio del receptor',
+  error: 'Error al enviar',
+}
