@@ -5,12 +5,17 @@ import { Elysia } from 'elysia'
 import { TimbreError } from '../errors'
 import { STATUS } from '../contracts/statuses'
 import { FailureWindow } from '../contracts/rate-limit'
-import { CONSOLE_MAX_AGE_MS, csrfMatches, endSession, loginWithApiKey, redeemAdminLink, resumeSession, type ConsoleSession } from '../services/console-sessions'
+import { CONSOLE_MAX_AGE_MS, csrfMatches, endSession, loginWithAccount, loginWithApiKey, redeemAdminLink, resumeSession, type ConsoleSession } from '../services/console-sessions'
+import { acceptInvitation, describeInvitation, PendingSecondFactors, verifyLoginCode, verifyPassword, type InvitationView } from '../services/console-accounts'
 import type { Deps } from '../services/deps'
 import { assetResponse } from './assets'
 import { bindConsoleRequest, NoEmpresaSelected, sessionOf, textField } from './context'
 import { CONSOLE_PREFIX, htmlResponse, redirect, renderPage, Shell } from './page'
-import { LinkPage, LoginPage } from './screens/login'
+import { CodePage, LinkPage, LoginPage } from './screens/login'
+import { InvitationPage } from './screens/invitacion'
+import { failureOf, type Failure } from './forms'
+import { cuentaScreens } from './screens/cuentas'
+import { miCuentaScreens } from './screens/mi-cuenta'
 import { empresaScreens } from './screens/empresas'
 import { documentoScreens } from './screens/documentos'
 import { emitirScreens } from './screens/emitir'
@@ -26,6 +31,10 @@ export const SESSION_COOKIE = 'timbre_console'
 export const LOGIN_COOKIE = 'timbre_console_login'
 const FAILED_LOGINS_PER_MINUTE = 20
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
+const PRE_SESSION_PATHS = new Set(['/entrar', '/entrar/cuenta', '/entrar/codigo', '/enlace', '/invitacion'].map((p) => `${CONSOLE_PREFIX}${p}`))
+const LOGIN_NOTICES: Readonly<Record<string, string>> = {
+  contrasena: 'Contraseña guardada. Entre con su correo, su contraseña nueva y el código de su aplicación.',
+}
 
 export interface ConsoleDoor {
   handle(request: Request, clientIp: string): Promise<Response>
@@ -68,6 +77,30 @@ async function formFrom(request: Request): Promise<FormData> {
   }
 }
 
+const under = (path: string, section: string) => path === `${CONSOLE_PREFIX}${section}` || path.startsWith(`${CONSOLE_PREFIX}${section}/`)
+/** Settings of the company (domain/console-roles.ts): an emisor or lectura account does not reach them at all. */
+const SETTINGS_SECTIONS = ['/certificado', '/webhooks', '/correo']
+/** What any session may post, even a read-only one: leaving, switching company, its own password and second factor. */
+const OWN_POSTS = ['/salir', '/empresas/seleccionar', '/mi-cuenta']
+
+/**
+ * What a session may not do here, in words for the 403 page, or null. Decided once, before any screen runs, as the
+ * read-only rule was (DESIGN §14); screens hide what a session cannot use, and this refuses it if asked anyway.
+ */
+export function refusal(session: ConsoleSession, method: string, path: string): { title: string; message: string } | null {
+  if (under(path, '/cuentas') && !session.canManageAccounts)
+    return { title: 'Sin permiso', message: 'Solo un administrador de la empresa invita personas, cambia sus roles o las quita.' }
+  if (SETTINGS_SECTIONS.some((s) => under(path, s)) && session.settings === 'hidden')
+    return { title: 'Sin permiso', message: 'El certificado, los webhooks y el correo de la empresa los ve y cambia solo un administrador de la empresa.' }
+  if (SAFE_METHODS.has(method) || OWN_POSTS.some((s) => under(path, s))) return null
+  if (!session.canWrite)
+    return session.role === null
+      ? { title: 'Solo lectura', message: 'Entró con una API key de solo lectura: puede consultar, pero no cambiar nada.' }
+      : { title: 'Solo lectura', message: 'Su rol en esta empresa es de solo lectura: puede consultar, pero no emitir ni cambiar nada.' }
+  if (under(path, '/folios') && session.settings !== 'write') return { title: 'Sin permiso', message: 'Los CAF los carga un administrador de la empresa.' }
+  return null
+}
+
 function problemPage(title: string, message: string, status: number, session: ConsoleSession | null): Response {
   return htmlResponse(
     <Shell title={title} session={session}>
@@ -85,6 +118,7 @@ function problemPage(title: string, message: string, status: number, session: Co
 
 export function createConsoleDoor(deps: Deps): ConsoleDoor {
   const failures = new FailureWindow(FAILED_LOGINS_PER_MINUTE, 60_000)
+  const secondFactors = new PendingSecondFactors()
   const secure = deps.config.tlsCert !== null
 
   const screens = new Elysia({ prefix: CONSOLE_PREFIX, normalize: false })
@@ -115,6 +149,8 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     .use(webhookScreens(deps))
     .use(correoScreens(deps))
     .use(catalogoScreens(deps))
+    .use(cuentaScreens(deps))
+    .use(miCuentaScreens(deps))
 
   function loginToken(request: Request): { token: string; setCookie: string | null } {
     const existing = cookiesOf(request).get(LOGIN_COOKIE)
@@ -135,23 +171,12 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     return res
   }
 
-  /** The two pages shown before a session: API-key login and the administrator's one-time link. */
-  async function beforeSession(request: Request, path: string, clientIp: string): Promise<Response | null> {
-    const isLogin = path === `${CONSOLE_PREFIX}/entrar`
-    const isLink = path === `${CONSOLE_PREFIX}/enlace`
-    if (!isLogin && !isLink) return null
-    const url = new URL(request.url)
-    if (SAFE_METHODS.has(request.method)) {
-      const { token, setCookie } = loginToken(request)
-      const page = isLogin ? <LoginPage csrf={token} error={null} /> : <LinkPage csrf={token} linkToken={url.searchParams.get('token') ?? ''} error={null} />
-      return withCookie(htmlResponse(page), setCookie)
-    }
-    if (request.method !== 'POST') return problemPage('Método no permitido', 'Use el formulario.', 405, null)
-    const form = await formFrom(request)
-    const { token, setCookie } = loginToken(request)
-    if (crossOrigin(request) || !sameToken(textField(form, '_csrf'), cookiesOf(request).get(LOGIN_COOKIE)))
-      return withCookie(problemPage('Formulario vencido', 'El formulario no trae un token válido (CSRF). Recargue la página e intente de nuevo.', 403, null), setCookie)
-    const nowMs = deps.clock.now().getTime()
+  function tooMany(seconds: number, setCookie: string | null): Response {
+    return withCookie(problemPage('Demasiados intentos', `Espere ${seconds} s antes de intentar de nuevo.`, 429, null), setCookie)
+  }
+
+  /** The API key's and the administrator link's POST: a good credential is always served (DESIGN §4). */
+  function keyOrLink(isLogin: boolean, form: FormData, token: string, setCookie: string | null, clientIp: string, nowMs: number): Response {
     try {
       if (isLogin) {
         const opened = loginWithApiKey(deps, { key: textField(form, 'api_key') ?? '' })
@@ -166,12 +191,116 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
       // DESIGN §4: past 20 failures a minute from one address a bad credential gets 429; a good one was served above,
       // so an office behind one NAT is never locked out by someone guessing.
       const blocked = failures.blockedFor(clientIp, nowMs)
-      if (blocked > 0) return withCookie(problemPage('Demasiados intentos', `Espere ${blocked} s antes de intentar de nuevo.`, 429, null), setCookie)
+      if (blocked > 0) return tooMany(blocked, setCookie)
       failures.record(clientIp, nowMs)
       const message = isLogin ? 'La API key no es válida, venció o fue revocada.' : err.message
-      const page = isLogin ? <LoginPage csrf={token} error={message} /> : <LinkPage csrf={token} linkToken="" error={message} />
+      const page = isLogin ? <LoginPage csrf={token} error={message} errorFor="api_key" /> : <LinkPage csrf={token} linkToken="" error={message} />
       return withCookie(htmlResponse(page, 401), setCookie)
     }
+  }
+
+  function accountSession(accountId: string, empresaId?: string): Response {
+    const opened = loginWithAccount(deps, { accountId, empresaId })
+    deps.log.info('console.login', { kind: 'cuenta', account_id: accountId, empresa_id: opened.session.empresaId, session_id: opened.session.id })
+    return startSession(opened.token, `${CONSOLE_PREFIX}/documentos`)
+  }
+
+  /**
+   * Email and password, then the code when the account has one. Unlike a 256-bit API key, a password can be guessed:
+   * an address past its 20 failures a minute is refused before the password is even checked, or the 429 would still
+   * let a right guess through; and each account locks itself after 10 failures in a row (console-accounts.ts).
+   */
+  async function accountLogin(path: string, form: FormData, token: string, setCookie: string | null, clientIp: string, nowMs: number): Promise<Response> {
+    const blocked = failures.blockedFor(clientIp, nowMs)
+    if (blocked > 0) return tooMany(blocked, setCookie)
+    const email = textField(form, 'email')
+    const pendingToken = textField(form, 'pendiente') ?? ''
+    try {
+      if (path === `${CONSOLE_PREFIX}/entrar/cuenta`) {
+        const verdict = await verifyPassword(deps, { email: email ?? '', password: String(form.get('password') ?? '') })
+        if (!verdict.needsTotp) return accountSession(verdict.accountId)
+        return withCookie(htmlResponse(<CodePage csrf={token} pending={secondFactors.issue(verdict.accountId, nowMs)} error={null} />), setCookie)
+      }
+      const accountId = secondFactors.take(pendingToken, nowMs)
+      if (accountId === null)
+        return withCookie(htmlResponse(<LoginPage csrf={token} error="El paso del código venció o se agotaron sus intentos: vuelva a escribir su correo y contraseña." />, 401), setCookie)
+      verifyLoginCode(deps, { accountId, code: textField(form, 'codigo') ?? '' })
+      secondFactors.forget(pendingToken)
+      return accountSession(accountId)
+    } catch (err) {
+      if (!(err instanceof TimbreError) || err.code !== 'UNAUTHORIZED') throw err
+      failures.record(clientIp, nowMs)
+      deps.log.warn('console.login_failed', { kind: 'cuenta', step: path.endsWith('/codigo') ? 'codigo' : 'password' })
+      const page = path.endsWith('/codigo') ? <CodePage csrf={token} pending={pendingToken} error={err.message} /> : <LoginPage csrf={token} error={err.message} email={email} />
+      return withCookie(htmlResponse(page, 401), setCookie)
+    }
+  }
+
+  async function invitation(form: FormData, token: string, setCookie: string | null, clientIp: string, nowMs: number): Promise<Response> {
+    const inviteToken = textField(form, 'token') ?? ''
+    const render = (view: InvitationView | null, failure: Failure, status: number) =>
+      withCookie(htmlResponse(<InvitationPage csrf={token} token={inviteToken} view={view} failure={failure} nombre={textField(form, 'nombre')} />, status), setCookie)
+    const blocked = failures.blockedFor(clientIp, nowMs)
+    if (blocked > 0) return tooMany(blocked, setCookie)
+    try {
+      const accepted = await acceptInvitation(deps, {
+        token: inviteToken,
+        nombre: textField(form, 'nombre'),
+        password: String(form.get('password') ?? ''),
+        passwordRepeat: String(form.get('password_repetida') ?? ''),
+        currentPassword: String(form.get('actual') ?? ''),
+        code: textField(form, 'codigo'),
+      })
+      deps.log.info('console.invitation_accepted', { account_id: accepted.accountId, empresa_id: accepted.empresaId, mode: accepted.mode })
+      // A reset password on an account with a second factor still needs its code: the person logs in as usual.
+      if (accepted.mode === 'restablecer' && accepted.hasTotp) return redirect(`${CONSOLE_PREFIX}/entrar?aviso=contrasena`)
+      return accountSession(accepted.accountId, accepted.empresaId)
+    } catch (err) {
+      if (!(err instanceof TimbreError) || (err.code !== 'UNAUTHORIZED' && err.code !== 'VALIDATION_ERROR')) throw err
+      if (err.code === 'VALIDATION_ERROR') return render(describeInvitation(deps, { token: inviteToken }), failureOf(err), 400)
+      failures.record(clientIp, nowMs)
+      let view: InvitationView | null = null
+      try {
+        view = describeInvitation(deps, { token: inviteToken })
+      } catch {
+        view = null
+      }
+      return render(view, failureOf(err), 401)
+    }
+  }
+
+  /** The pages shown before a session: logins, the administrator's one-time link, an invitation. */
+  async function beforeSession(request: Request, path: string, clientIp: string): Promise<Response | null> {
+    if (!PRE_SESSION_PATHS.has(path)) return null
+    const url = new URL(request.url)
+    if (SAFE_METHODS.has(request.method)) {
+      if (path === `${CONSOLE_PREFIX}/entrar/cuenta` || path === `${CONSOLE_PREFIX}/entrar/codigo`) return redirect(`${CONSOLE_PREFIX}/entrar`)
+      const { token, setCookie } = loginToken(request)
+      return withCookie(preSessionPage(path, url, token), setCookie)
+    }
+    if (request.method !== 'POST') return problemPage('Método no permitido', 'Use el formulario.', 405, null)
+    const form = await formFrom(request)
+    const { token, setCookie } = loginToken(request)
+    if (crossOrigin(request) || !sameToken(textField(form, '_csrf'), cookiesOf(request).get(LOGIN_COOKIE)))
+      return withCookie(problemPage('Formulario vencido', 'El formulario no trae un token válido (CSRF). Recargue la página e intente de nuevo.', 403, null), setCookie)
+    const nowMs = deps.clock.now().getTime()
+    if (path === `${CONSOLE_PREFIX}/entrar` || path === `${CONSOLE_PREFIX}/enlace`) return keyOrLink(path === `${CONSOLE_PREFIX}/entrar`, form, token, setCookie, clientIp, nowMs)
+    if (path === `${CONSOLE_PREFIX}/invitacion`) return invitation(form, token, setCookie, clientIp, nowMs)
+    return accountLogin(path, form, token, setCookie, clientIp, nowMs)
+  }
+
+  function preSessionPage(path: string, url: URL, token: string): Response {
+    if (path === `${CONSOLE_PREFIX}/enlace`) return htmlResponse(<LinkPage csrf={token} linkToken={url.searchParams.get('token') ?? ''} error={null} />)
+    if (path === `${CONSOLE_PREFIX}/invitacion`) {
+      const inviteToken = url.searchParams.get('token') ?? ''
+      try {
+        return htmlResponse(<InvitationPage csrf={token} token={inviteToken} view={describeInvitation(deps, { token: inviteToken })} failure={null} />)
+      } catch (err) {
+        if (!(err instanceof TimbreError) || err.code !== 'UNAUTHORIZED') throw err
+        return htmlResponse(<InvitationPage csrf={token} token="" view={null} failure={failureOf(err)} />, 404)
+      }
+    }
+    return htmlResponse(<LoginPage csrf={token} error={null} notice={LOGIN_NOTICES[url.searchParams.get('aviso') ?? ''] ?? null} />)
   }
 
   return {
@@ -197,8 +326,11 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
           deps.log.warn('console.csrf_refused', { session_id: session.id, path })
           return problemPage('Formulario vencido', 'El formulario no trae un token válido (CSRF). Recargue la página e intente de nuevo.', 403, session)
         }
-        if (!session.canWrite && path !== `${CONSOLE_PREFIX}/salir`)
-          return problemPage('Solo lectura', 'Entró con una API key de solo lectura: puede consultar, pero no cambiar nada.', 403, session)
+      }
+      const refused = refusal(session, request.method, path)
+      if (refused !== null) {
+        deps.log.info('console.refused', { session_id: session.id, role: session.role, method: request.method, path })
+        return problemPage(refused.title, refused.message, 403, session)
       }
       bindConsoleRequest(request, { session, form })
       return screens.handle(request)

@@ -5,6 +5,8 @@ import { renderToString } from 'preact-render-to-string'
 import type { ConsoleSession } from '../services/console-sessions'
 import type { Deps } from '../services/deps'
 import { listEmpresas, resolveEmpresa, type EmpresaRecord } from '../services/empresas'
+import { empresasOfAccount } from '../services/console-accounts'
+import { ROLE_LABELS } from '../domain/console-roles'
 import { sessionOf } from './context'
 import { ASSET_PATHS } from './assets'
 import { formatRut } from './forms'
@@ -72,26 +74,46 @@ export function redirect(to: string): Response {
   return new Response(null, { status: 303, headers: { Location: to, 'HX-Redirect': to, ...SECURITY_HEADERS } })
 }
 
-export type Section = 'documentos' | 'emitir' | 'recibidos' | 'clientes' | 'productos' | 'folios' | 'certificado' | 'webhooks' | 'correo' | 'empresas'
+export type Section = 'documentos' | 'emitir' | 'recibidos' | 'clientes' | 'productos' | 'folios' | 'certificado' | 'webhooks' | 'correo' | 'empresas' | 'cuentas' | 'mi-cuenta'
 
-const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; admin?: boolean }> = [
-  { id: 'documentos', label: 'Documentos', path: '/documentos' },
-  { id: 'emitir', label: 'Emitir', path: '/documentos/nuevo' },
-  { id: 'recibidos', label: 'Recibidos', path: '/recibidos' },
-  { id: 'clientes', label: 'Clientes', path: '/clientes' },
-  { id: 'productos', label: 'Productos', path: '/productos' },
-  { id: 'folios', label: 'Folios', path: '/folios' },
-  { id: 'certificado', label: 'Certificado', path: '/certificado' },
-  { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
-  { id: 'correo', label: 'Correo', path: '/correo' },
-  { id: 'empresas', label: 'Empresas', path: '/empresas', admin: true },
+/** Who sees a section in the menu: everyone, the instance administrator, whoever sees settings, or manages accounts. */
+type Audience = 'all' | 'admin' | 'settings' | 'accounts'
+
+const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; audience: Audience }> = [
+  { id: 'documentos', label: 'Documentos', path: '/documentos', audience: 'all' },
+  { id: 'emitir', label: 'Emitir', path: '/documentos/nuevo', audience: 'all' },
+  { id: 'recibidos', label: 'Recibidos', path: '/recibidos', audience: 'all' },
+  { id: 'clientes', label: 'Clientes', path: '/clientes', audience: 'all' },
+  { id: 'productos', label: 'Productos', path: '/productos', audience: 'all' },
+  { id: 'folios', label: 'Folios', path: '/folios', audience: 'all' },
+  { id: 'certificado', label: 'Certificado', path: '/certificado', audience: 'settings' },
+  { id: 'webhooks', label: 'Webhooks', path: '/webhooks', audience: 'settings' },
+  { id: 'correo', label: 'Correo', path: '/correo', audience: 'settings' },
+  { id: 'cuentas', label: 'Cuentas', path: '/cuentas', audience: 'accounts' },
+  { id: 'empresas', label: 'Empresas', path: '/empresas', audience: 'admin' },
 ]
+
+function reaches(session: ConsoleSession, audience: Audience): boolean {
+  if (audience === 'admin') return session.kind === 'admin'
+  if (audience === 'settings') return session.settings !== 'hidden'
+  if (audience === 'accounts') return session.canManageAccounts && session.empresaId !== null
+  return true
+}
+
+type SwitchableEmpresa = Pick<EmpresaRecord, 'id' | 'razon_social' | 'rut'>
+
+/** The companies a session may switch between: all for the administrator, a person's own, none for a key. */
+function switchableEmpresas(deps: Pick<Deps, 'store'>, session: ConsoleSession): SwitchableEmpresa[] {
+  if (session.kind === 'admin') return listEmpresas(deps)
+  if (session.kind === 'cuenta') return empresasOfAccount(deps, { accountId: session.accountId! }).map((e) => ({ id: e.empresa_id, razon_social: e.razon_social, rut: e.rut }))
+  return []
+}
 
 export function CsrfInput(props: { session: ConsoleSession }) {
   return <input type="hidden" name="_csrf" value={props.session.csrfToken} />
 }
 
-function EmpresaSwitcher(props: { session: ConsoleSession; empresas: readonly EmpresaRecord[] }) {
+function EmpresaSwitcher(props: { session: ConsoleSession; empresas: readonly SwitchableEmpresa[] }) {
   return (
     <form method="post" action={`${CONSOLE_PREFIX}/empresas/seleccionar`} class="switcher">
       <CsrfInput session={props.session} />
@@ -123,14 +145,14 @@ export interface PageOptions {
 export function renderPage(deps: Pick<Deps, 'store'>, request: Request, opts: PageOptions): Response {
   const session = sessionOf(request)
   const empresa = session.empresaId === null ? null : resolveEmpresa(deps, { ref: session.empresaId })
-  const empresas = session.kind === 'admin' ? listEmpresas(deps) : []
+  const empresas = switchableEmpresas(deps, session)
   return htmlResponse(
     <Shell title={opts.title} session={session}>
       <header class="top">
         <a class="brand" href={`${CONSOLE_PREFIX}/`}>
           Timbre
         </a>
-        {session.kind === 'admin' ? (
+        {session.kind === 'admin' || empresas.length > 1 ? (
           <EmpresaSwitcher session={session} empresas={empresas} />
         ) : (
           <span class="empresa">
@@ -139,6 +161,12 @@ export function renderPage(deps: Pick<Deps, 'store'>, request: Request, opts: Pa
         )}
         {!session.canWrite && <span class="badge badge-neutral">Solo lectura</span>}
         {session.kind === 'admin' && <span class="badge badge-info">Administrador</span>}
+        {session.role !== null && session.role !== 'lectura' && <span class="badge badge-info">{ROLE_LABELS[session.role]}</span>}
+        {session.kind === 'cuenta' && (
+          <a class="mi-cuenta" href={`${CONSOLE_PREFIX}/mi-cuenta`} aria-current={opts.section === 'mi-cuenta' ? 'page' : undefined}>
+            {session.email}
+          </a>
+        )}
         <form method="post" action={`${CONSOLE_PREFIX}/salir`} class="logout">
           <CsrfInput session={session} />
           <button type="submit">Salir</button>
@@ -146,7 +174,7 @@ export function renderPage(deps: Pick<Deps, 'store'>, request: Request, opts: Pa
       </header>
       <nav aria-label="Secciones">
         <ul>
-          {SECTIONS.filter((s) => !s.admin || session.kind === 'admin').map((s) => (
+          {SECTIONS.filter((s) => reaches(session, s.audience)).map((s) => (
             <li>
               <a href={`${CONSOLE_PREFIX}${s.path}`} aria-current={opts.section === s.id ? 'page' : undefined}>
                 {s.label}

@@ -14,6 +14,7 @@ import m10 from '../../drizzle/0010_dte_list_counts.sql' with { type: 'text' }
 import m11 from '../../drizzle/0011_dtes_pending_sii.sql' with { type: 'text' }
 import m12 from '../../drizzle/0012_deliveries_due_empresa.sql' with { type: 'text' }
 import m13 from '../../drizzle/0013_dte_counts_key_first.sql' with { type: 'text' }
+import m14 from '../../drizzle/0014_console_accounts.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0011_dtes_pending_sii', when: 1795510092262, breakpoints: true, sql: m11 },
   { tag: '0012_deliveries_due_empresa', when: 1795763811130, breakpoints: true, sql: m12 },
   { tag: '0013_dte_counts_key_first', when: 1795824365263, breakpoints: true, sql: m13 },
+  { tag: '0014_console_accounts', when: 1795827625800, breakpoints: true, sql: m14 },
 ]

@@ -3,6 +3,7 @@
 // so they sort as text; ids are UUIDv7, so they sort by creation.
 import { sql } from 'drizzle-orm'
 import { UNIDADES } from '../domain/catalogo'
+import { ROLES } from '../domain/console-roles'
 import { ESTADOS_DTE } from '../domain/estados'
 import { ESTADOS_INTERCAMBIO, ESTADOS_RECIBIDO, type CheckResult } from '../domain/intercambio'
 import type { MotivoSii } from '../domain/sii-respuestas'
@@ -718,9 +719,11 @@ export const consoleSessions = sqliteTable(
   {
     id: text('id').primaryKey(),
     token_hash: text('token_hash').notNull(),
-    kind: text('kind', { enum: ['admin', 'empresa'] }).notNull(),
+    kind: text('kind', { enum: ['admin', 'empresa', 'cuenta'] }).notNull(),
     empresa_id: text('empresa_id').references(() => empresas.id),
     api_key_id: text('api_key_id').references(() => apiKeys.id),
+    /** A person's session (kind 'cuenta'): its role is read from console_memberships on every request. */
+    account_id: text('account_id').references(() => consoleAccounts.id),
     can_write: integer('can_write', { mode: 'boolean' }).notNull(),
     /** The synchronizer token every form and htmx request carries back (DESIGN §14). */
     csrf_token: text('csrf_token').notNull(),
@@ -729,7 +732,11 @@ export const consoleSessions = sqliteTable(
     /** Absolute end; idleness ends a session earlier (services/console-sessions.ts). */
     expires_at: text('expires_at').notNull(),
   },
-  (t) => [uniqueIndex('console_sessions_token').on(t.token_hash), index('console_sessions_expires').on(t.expires_at)],
+  (t) => [
+    uniqueIndex('console_sessions_token').on(t.token_hash),
+    index('console_sessions_expires').on(t.expires_at),
+    index('console_sessions_account').on(t.account_id),
+  ],
 )
 
 /** One-time administrator links printed by `timbre console link`: SHA-256 of the token, used once, short-lived. */
@@ -745,5 +752,79 @@ export const consoleLinks = sqliteTable(
   (t) => [uniqueIndex('console_links_token').on(t.token_hash)],
 )
 
+/**
+ * People who log in to the console as themselves (DESIGN §14 "People, not keys", issue 27). The email is stored
+ * lower-cased, so uniqueness is case-insensitive; the password only as an argon2id hash (Bun.password); the TOTP
+ * secret sealed with the vault (`console-totp:<id>`), and while being enrolled, before its first code confirms it,
+ * in `totp_pending_sealed`.
+ */
+export const consoleAccounts = sqliteTable(
+  'console_accounts',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    nombre: text('nombre'),
+    password_hash: text('password_hash').notNull(),
+    totp_sealed: blob('totp_sealed', { mode: 'buffer' }),
+    totp_pending_sealed: blob('totp_pending_sealed', { mode: 'buffer' }),
+    /** The 30-second step of the last code accepted: a code is good once, even within its window. */
+    totp_last_step: integer('totp_last_step'),
+    /** Consecutive failed logins; the tenth locks password login until `locked_until` (kept across restarts). */
+    failed_logins: integer('failed_logins').notNull().default(0),
+    locked_until: text('locked_until'),
+    /** Set by the instance administrator: the account cannot log in and its sessions end on their next request. */
+    disabled_at: text('disabled_at'),
+    last_login_at: text('last_login_at'),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('console_accounts_email').on(t.email)],
+)
+
+/** An account's role in one company; an accountant's staff belongs to several. */
+export const consoleMemberships = sqliteTable(
+  'console_memberships',
+  {
+    account_id: text('account_id')
+      .notNull()
+      .references(() => consoleAccounts.id),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    role: text('role', { enum: ROLES }).notNull(),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.account_id, t.empresa_id] }), index('console_memberships_empresa').on(t.empresa_id)],
+)
+
+/**
+ * One-time invitation links (7 days): only the SHA-256 of the token is stored, as for console_links. Accepting one
+ * creates the account or, for an existing one, adds the membership; `resets_password` says whether it may also set a
+ * new password (decided when it is issued: see services/console-accounts.ts).
+ */
+export const consoleInvitations = sqliteTable(
+  'console_invitations',
+  {
+    id: text('id').primaryKey(),
+    token_hash: text('token_hash').notNull(),
+    email: text('email').notNull(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    role: text('role', { enum: ROLES }).notNull(),
+    resets_password: integer('resets_password', { mode: 'boolean' }).notNull(),
+    /** The administrator's account; null when the instance administrator invited. */
+    invited_by: text('invited_by').references(() => consoleAccounts.id),
+    created_at: text('created_at').notNull(),
+    expires_at: text('expires_at').notNull(),
+    used_at: text('used_at'),
+    revoked_at: text('revoked_at'),
+  },
+  (t) => [uniqueIndex('console_invitations_token').on(t.token_hash), index('console_invitations_empresa').on(t.empresa_id, t.email)],
+)
+
 export type ConsoleSessionRow = typeof consoleSessions.$inferSelect
 export type ConsoleLinkRow = typeof consoleLinks.$inferSelect
+export type ConsoleAccountRow = typeof consoleAccounts.$inferSelect
+export type ConsoleMembershipRow = typeof consoleMemberships.$inferSelect
+export type ConsoleInvitationRow = typeof consoleInvitations.$inferSelect

@@ -1,8 +1,8 @@
 // One sealed secret of each kind, the newest, with the purpose it was sealed under (crypto/vault.ts): enough to tell
 // whether a master key opens this data dir before anything relies on it (DESIGN §3).
-import { desc } from 'drizzle-orm'
+import { desc, isNotNull } from 'drizzle-orm'
 import type { Db } from './open'
-import { cafs, certificados, mailboxes, webhooks } from './schema'
+import { cafs, certificados, consoleAccounts, mailboxes, webhooks } from './schema'
 
 export interface SealedSample {
   readonly purpose: string
@@ -19,11 +19,19 @@ export function sealedSecretSamples(db: Db): SealedSample[] {
     .orderBy(desc(mailboxes.updated_at))
     .limit(1)
     .get()
+  const account = db
+    .select({ id: consoleAccounts.id, sealed: consoleAccounts.totp_sealed })
+    .from(consoleAccounts)
+    .where(isNotNull(consoleAccounts.totp_sealed))
+    .orderBy(desc(consoleAccounts.updated_at))
+    .limit(1)
+    .get()
   return [
     ...(certificado ? [{ purpose: `certificado:${certificado.id}`, sealed: certificado.sealed }] : []),
     ...(caf ? [{ purpose: `caf:${caf.id}`, sealed: caf.sealed }] : []),
     ...(webhook ? [{ purpose: `webhook:${webhook.id}`, sealed: webhook.sealed }] : []),
     ...(mailbox ? [{ purpose: `mailbox-imap:${mailbox.id}`, sealed: mailbox.imap }] : []),
     ...(mailbox?.smtp ? [{ purpose: `mailbox-smtp:${mailbox.id}`, sealed: mailbox.smtp }] : []),
+    ...(account?.sealed ? [{ purpose: `console-totp:${account.id}`, sealed: account.sealed }] : []),
   ]
 }

@@ -55,15 +55,15 @@ function clientFor(s: TestServer, cookie: string, csrf: string): ConsoleClient {
   }
 }
 
-/** Posts one of the two pre-session forms (login or link) with its double-submit cookie. */
-async function preSession(s: TestServer, getPath: string, postPath: string, fields: Record<string, string>): Promise<Response> {
+/** Posts one of the pre-session forms (login, link, code, invitation) with its double-submit cookie. */
+export async function preSession(s: TestServer, getPath: string, postPath: string, fields: Record<string, string>): Promise<Response> {
   const page = await fetch(s.url + getPath, { redirect: 'manual' })
   const loginCookie = cookieValue(page, 'timbre_console_login')
   const csrf = csrfOf(await page.text())
   return fetch(s.url + postPath, { method: 'POST', redirect: 'manual', headers: { cookie: loginCookie }, body: new URLSearchParams({ ...fields, _csrf: csrf }) })
 }
 
-async function afterLogin(s: TestServer, res: Response): Promise<ConsoleClient> {
+export async function afterLogin(s: TestServer, res: Response): Promise<ConsoleClient> {
   if (res.status !== 303) throw new Error(`console login failed: ${res.status} ${await res.text()}`)
   const cookie = cookieValue(res, 'timbre_console')
   const first = await fetch(s.url + res.headers.get('location')!, { redirect: 'manual', headers: { cookie } })
@@ -84,4 +84,21 @@ export async function consoleAdmin(s: TestServer, empresaId?: string): Promise<C
     if (chosen.status !== 303) throw new Error(`selecting the company failed: ${chosen.status}`)
   }
   return client
+}
+
+/**
+ * A person with their own account (issue 27): email and password, then `code()` when the account answers with the
+ * code step. Throws with the page when the login is refused; `tryAccountLogin` returns the answer instead.
+ */
+export async function consoleAccountLogin(s: TestServer, email: string, password: string, code?: () => string): Promise<ConsoleClient> {
+  return afterLogin(s, await tryAccountLogin(s, email, password, code))
+}
+
+export async function tryAccountLogin(s: TestServer, email: string, password: string, code?: () => string): Promise<Response> {
+  const first = await preSession(s, '/console/entrar', '/console/entrar/cuenta', { email, password })
+  if (first.status !== 200) return first
+  const html = await first.text()
+  const pending = /name="pendiente" value="([^"]+)"/.exec(html)?.[1]
+  if (!pending || !code) throw new Error(`login answered 200 without a code step: ${html.slice(0, 300)}`)
+  return preSession(s, '/console/entrar', '/console/entrar/codigo', { pendiente: pending, codigo: code() })
 }

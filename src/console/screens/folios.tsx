@@ -148,7 +148,7 @@ function FoliosPage(props: { deps: Deps; request: Request; form: FormData | null
   const tipos = TIPOS_DTE.filter((t) => cafs.some((c) => c.tipo_dte === t))
   return (
     <>
-      {props.failure === null && sessionOf(props.request).canWrite && (
+      {props.failure === null && sessionOf(props.request).settings === 'write' && (
         <p>
           <a href="#subir-caf">Cargar un CAF</a>
         </p>
@@ -157,8 +157,10 @@ function FoliosPage(props: { deps: Deps; request: Request; form: FormData | null
       {tipos.map((t) => (
         <TipoGroup tipo={t} cafs={cafs.filter((c) => c.tipo_dte === t)} today={today} highlight={props.highlight} />
       ))}
-      {sessionOf(props.request).canWrite ? (
+      {sessionOf(props.request).settings === 'write' ? (
         <UploadForm request={props.request} form={props.form} failure={props.failure} />
+      ) : sessionOf(props.request).role !== null ? (
+        <p class="muted">Los CAF los carga un administrador de la empresa.</p>
       ) : (
         <p class="muted">Solo lectura: para cargar un CAF entre con una API key con escritura.</p>
       )}
