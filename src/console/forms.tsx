@@ -3,15 +3,17 @@
 import type { ComponentChildren, JSX } from 'preact'
 import { formatRutWithDots, parseRut } from '../domain/rut'
 import { CATALOG, TimbreError, type ErrorCode, type FieldError } from '../errors'
+import { fieldLabel, messageInWords } from './field-labels'
 
 /** Field path (the API's dot notation) → the messages for it. */
 export type FieldErrors = ReadonlyMap<string, readonly string[]>
 
 export const NO_ERRORS: FieldErrors = new Map()
 
+/** Each field's messages, told in the form's words (field-labels.ts): an API field name in a message becomes its label. */
 export function fieldErrors(details: readonly FieldError[]): FieldErrors {
   const byField = new Map<string, string[]>()
-  for (const d of details) byField.set(d.field, [...(byField.get(d.field) ?? []), d.message])
+  for (const d of details) byField.set(d.field, [...(byField.get(d.field) ?? []), messageInWords(d.message)])
   return byField
 }
 
@@ -43,15 +45,34 @@ const CONSOLE_ACTIONS: Partial<Record<ErrorCode, string>> = {
   IDEMPOTENCY_BODY_MISMATCH: 'Este formulario ya emitió un documento con otros valores: envíe el formulario nuevo para emitir otro.',
   WEBHOOK_LIMIT_REACHED: 'Elimine en esta página un webhook que ya no use; un mismo webhook puede suscribir varios eventos.',
   PLAZO_VENCIDO: 'Pasaron los 8 días: el documento quedó aceptado tácitamente (Ley 19.983) y ya no admite acciones.',
+  ACCION_NO_PERMITIDA:
+    'Solo 33, 34 y 43 admiten acciones; una vez aceptado o reclamado no se cambia, y el recibo de mercaderías va una vez y no después de un reclamo.',
+  CAF_RANGE_EXISTS: 'Ese CAF ya está cargado (véalo en Folios), o pida al SII uno cuyos folios no se superpongan.',
+  CLIENTE_RUT_EXISTS: 'Ese cliente ya está guardado: búsquelo en Clientes y modifíquelo ahí.',
+  PRODUCTO_CODIGO_EXISTS: 'Ese código ya es de otro producto: búsquelo en Productos o use otro código.',
+  UNSUPPORTED_MEDIA_TYPE: 'Vuelva a cargar la página y envíe el formulario de nuevo.',
+  INTERNAL_ERROR: 'Reintente; si persiste, avise al administrador de Timbre.',
+}
+
+/** Catalogue messages that name the API's mechanics (a header) where the console has a form instead. */
+const CONSOLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  IDEMPOTENCY_IN_PROGRESS: 'Este mismo formulario aún se está procesando.',
+  IDEMPOTENCY_BODY_MISMATCH: 'Este formulario ya se envió antes con otros datos.',
 }
 
 export function failureOf(err: TimbreError): Failure {
-  return { message: err.message, action: CONSOLE_ACTIONS[err.code] ?? CATALOG[err.code]?.action ?? null, errors: fieldErrors(err.extra.details ?? []) }
+  const message = err.message === CATALOG[err.code]?.message ? (CONSOLE_MESSAGES[err.code] ?? err.message) : err.message
+  return { message, action: CONSOLE_ACTIONS[err.code] ?? CATALOG[err.code]?.action ?? null, errors: fieldErrors(err.extra.details ?? []) }
 }
 
-export function ErrorSummary(props: { failure: Failure | null; fields?: readonly string[] }) {
+/**
+ * The failure at the top of a form. Each error names its field as the form labels it (`label`, by default the shared
+ * table of field-labels.ts: "Línea 1, Nombre"), never by the API's dot path.
+ */
+export function ErrorSummary(props: { failure: Failure | null; fields?: readonly string[]; label?: (path: string) => string }) {
   const f = props.failure
   if (f === null) return null
+  const label = props.label ?? fieldLabel
   // Errors whose field has no input on this form are listed here in full, so nothing the API said is hidden.
   const entries = [...f.errors.entries()]
   return (
@@ -66,12 +87,12 @@ export function ErrorSummary(props: { failure: Failure | null; fields?: readonly
             props.fields === undefined || props.fields.includes(field) ? (
               <li>
                 <a href={`#${fieldId(field)}`}>
-                  {field}: {messages.join(' ')}
+                  {label(field)}: {messages.join(' ')}
                 </a>
               </li>
             ) : (
               <li>
-                {field}: {messages.join(' ')}
+                {label(field)}: {messages.join(' ')}
               </li>
             ),
           )}
@@ -88,6 +109,11 @@ interface FieldProps {
   readonly errors?: FieldErrors
   readonly type?: 'text' | 'date' | 'number' | 'email' | 'url' | 'password' | 'file' | 'search'
   readonly required?: boolean
+  /**
+   * Types of document for which the field is required, when that depends on the type chosen in the same form: the
+   * mark and `required` follow the type (console.js switches them as the type changes; `required` is the state now).
+   */
+  readonly requiredTipos?: readonly number[]
   readonly hint?: string
   readonly inputmode?: 'numeric' | 'decimal' | 'email' | 'text'
   readonly list?: string
@@ -109,6 +135,8 @@ function inputAttributes(p: FieldProps, id: string, invalid: boolean, described:
     type: p.type ?? 'text',
     value: p.value === null || p.value === undefined ? undefined : String(p.value),
     required: p.required,
+    'aria-required': p.required ? 'true' : undefined,
+    'data-required-tipos': p.requiredTipos?.join(' '),
     'aria-invalid': invalid ? 'true' : undefined,
     'aria-describedby': described || undefined,
     inputMode: p.inputmode,
@@ -131,7 +159,7 @@ export function Field(p: FieldProps) {
     <div class={messages.length > 0 ? 'field field-invalid' : 'field'}>
       <label for={id}>
         {p.label}
-        {p.required && <span aria-hidden="true"> *</span>}
+        <RequiredMark required={p.required === true} switchable={p.requiredTipos !== undefined} />
       </label>
       <input {...inputAttributes(p, id, messages.length > 0, described)} />
       {p.hint && (
@@ -148,27 +176,66 @@ export function Field(p: FieldProps) {
   )
 }
 
+/**
+ * The visible mark of a required field, with its meaning in words for screen readers left to `aria-required`. A mark
+ * that follows the document type is always rendered and hidden while not required, so console.js only toggles it.
+ */
+function RequiredMark(props: { required: boolean; switchable: boolean }) {
+  if (!props.required && !props.switchable) return null
+  return (
+    <span class="required-mark" aria-hidden="true" hidden={!props.required}>
+      {' *'}
+    </span>
+  )
+}
+
+export interface SelectOption {
+  readonly value: string
+  readonly label: string
+}
+
 export function SelectField(p: {
   name: string
   label: string
-  options: ReadonlyArray<{ value: string; label: string }>
+  options: ReadonlyArray<SelectOption>
+  /** Options in named groups, after `options` (Customs tables: Chilean ports, then foreign ones). */
+  groups?: ReadonlyArray<{ label: string; options: ReadonlyArray<SelectOption> }>
   value?: string | null
   errors?: FieldErrors
   required?: boolean
+  hint?: string
   children?: ComponentChildren
 }) {
   const id = fieldId(p.name)
   const messages = p.errors?.get(p.name) ?? []
+  const described = [p.hint ? `${id}-ayuda` : null, messages.length > 0 ? `${id}-error` : null].filter(Boolean).join(' ')
+  const option = (o: SelectOption) => (
+    <option value={o.value} selected={o.value === (p.value ?? '')}>
+      {o.label}
+    </option>
+  )
   return (
     <div class={messages.length > 0 ? 'field field-invalid' : 'field'}>
-      <label for={id}>{p.label}</label>
-      <select id={id} name={p.name} required={p.required} aria-invalid={messages.length > 0 ? 'true' : undefined} aria-describedby={messages.length > 0 ? `${id}-error` : undefined}>
-        {p.options.map((o) => (
-          <option value={o.value} selected={o.value === (p.value ?? '')}>
-            {o.label}
-          </option>
-        ))}
+      <label for={id}>
+        {p.label}
+        <RequiredMark required={p.required === true} switchable={false} />
+      </label>
+      <select
+        id={id}
+        name={p.name}
+        required={p.required}
+        aria-required={p.required ? 'true' : undefined}
+        aria-invalid={messages.length > 0 ? 'true' : undefined}
+        aria-describedby={described || undefined}
+      >
+        {p.options.map(option)}
+        {p.groups?.map((g) => <optgroup label={g.label}>{g.options.map(option)}</optgroup>)}
       </select>
+      {p.hint && (
+        <small id={`${id}-ayuda`} class="hint">
+          {p.hint}
+        </small>
+      )}
       {messages.length > 0 && (
         <p id={`${id}-error`} class="field-error">
           {messages.join(' ')}

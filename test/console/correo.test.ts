@@ -108,7 +108,7 @@ describe('saving', () => {
   test('SMTP user without a password on a mailbox with none stored: the API pair rule, beside smtp.password', async () => {
     const page = await c.post('/console/correo', formFor({ 'smtp.user': 'relay' }))
     expect(page.status).toBe(400)
-    expect(page.html).toMatch(/id="f-smtp-password-error"[^>]*>Requerida cuando se indica smtp.user/)
+    expect(page.html).toMatch(/id="f-smtp-password-error"[^>]*>Requerida cuando se indica «Envío \(SMTP\), Usuario»/)
   })
 })
 

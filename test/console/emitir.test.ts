@@ -4,7 +4,7 @@
 // show the totals issuance then stores, and refuse what the API refuses.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { CATALOG } from '../../src/errors'
-import { formatClp } from '../../src/console/forms'
+import { formatPesos } from '../../src/domain/numero-cl'
 import { consoleLogin, type ConsoleClient } from '../support/console'
 import { dteCount, provisionIssuer } from '../support/issuance'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
@@ -132,7 +132,7 @@ describe('the issuance form', () => {
     expect(page.html).toContain('33 · Factura electrónica')
     expect(page.html).toContain('61 · Nota de crédito electrónica')
     // The referencias are folded away until a note needs them.
-    expect(page.html).toMatch(/<details id="f-referencias">/)
+    expect(page.html).toMatch(/<details id="f-referencias" data-open-tipos="56 61 111 112">/)
 
     // The cliente picker fills receptor.*; each line's producto picker fills that line.
     expect(page.html).toContain('<label for="cliente-guardado">Cliente guardado</label>')
@@ -147,8 +147,8 @@ describe('the issuance form', () => {
       'receptor.ciudad': 'Chillán',
       'receptor.email': 'dte@ferreteria-nuble.cl',
     })
-    expect(values).toContainEqual({ nombre: producto.nombre, dsc_item: 'Mango de fibra', precio: 8990, unidad: 'UN', ind_exe: '' })
-    expect(values).toContainEqual({ nombre: 'Asesoría contable', dsc_item: null, precio: 50000, unidad: 'HR', ind_exe: '1' })
+    expect(values).toContainEqual({ nombre: producto.nombre, dsc_item: 'Mango de fibra', precio: '8.990', unidad: 'UN', ind_exe: '' })
+    expect(values).toContainEqual({ nombre: 'Asesoría contable', dsc_item: null, precio: '50.000', unidad: 'HR', ind_exe: '1' })
 
     // The live totals, and a fresh idempotency key for each rendered form.
     expect(page.html).toContain('aria-live="polite" hx-post="/console/documentos/nuevo/totales" hx-trigger="input changed delay:400ms from:closest form"')
@@ -223,13 +223,13 @@ describe('issuing from the form', () => {
     const fragment = await writer.post(`${FORM}/totales`, facturaForm(crypto.randomUUID()), { withoutCsrf: true, headers: { 'X-CSRF-Token': writer.csrf } })
     expect(fragment.status).toBe(200)
     expect(fragment.html).not.toContain('<html')
-    expect(fragment.html).toContain(`<dt>IVA (19 %)</dt><dd>${formatClp(record.iva)}</dd>`)
-    expect(fragment.html).toContain(`<dd class="total">${formatClp(record.monto_total)}</dd>`)
-    expect(fragment.html).toContain(`<dt>Neto</dt><dd>${formatClp(record.monto_neto)}</dd>`)
-    expect(fragment.html).toContain(`<dt>Exento</dt><dd>${formatClp(record.monto_exento)}</dd>`)
+    expect(fragment.html).toContain(`<dt>IVA (19 %)</dt><dd>${formatPesos(record.iva)}</dd>`)
+    expect(fragment.html).toContain(`<dd class="total">${formatPesos(record.monto_total)}</dd>`)
+    expect(fragment.html).toContain(`<dt>Neto</dt><dd>${formatPesos(record.monto_neto)}</dd>`)
+    expect(fragment.html).toContain(`<dt>Exento</dt><dd>${formatPesos(record.monto_exento)}</dd>`)
     // While the receptor is still being typed the totals already show; an invalid line shows "—".
     const sinReceptor = await writer.post(`${FORM}/totales`, facturaForm(crypto.randomUUID(), { 'receptor.rut': '', 'receptor.giro': '' }))
-    expect(sinReceptor.html).toContain(`<dd class="total">${formatClp(EXPECTED.monto_total)}</dd>`)
+    expect(sinReceptor.html).toContain(`<dd class="total">${formatPesos(EXPECTED.monto_total)}</dd>`)
     const lineaMala = await writer.post(`${FORM}/totales`, facturaForm(crypto.randomUUID(), { 'detalle.1.cantidad': 'dos' }))
     expect(lineaMala.html).toContain('<dd class="total">—</dd>')
     expect(await dteCount(s, a)).toBe(1)
@@ -238,7 +238,7 @@ describe('issuing from the form', () => {
   test('the key of an issued document sent with other values is refused, and the form comes back with a fresh key', async () => {
     const page = await writer.post(FORM, facturaForm(key, { 'detalle.0.cantidad': '4' }))
     expect(page.status).toBe(422)
-    expect(page.html).toContain(CATALOG.IDEMPOTENCY_BODY_MISMATCH.message)
+    expect(page.html).toContain('Este formulario ya se envió antes con otros datos.')
     expect(page.html).toContain('value="4"')
     const fresh = keyOf(page.html)
     expect(fresh).not.toBe(key)

@@ -35,6 +35,46 @@
     })
   })
 
-  document.addEventListener('DOMContentLoaded', function () { focusErrors(document) })
-  document.addEventListener('htmx:afterSwap', function (event) { focusErrors(event.target) })
+  // The issue form (screens/emitir.tsx): parts marked data-tipos="43 46" show only for those types, and inputs marked
+  // data-required-tipos are required (with their visible mark) only for those. The server renders both for the type it
+  // received; this follows the type as it changes. Numbers are never read here: the totals come from the server, which
+  // reads them as the form's POST does (domain/numero-cl.ts), so there is one reading of "12.500".
+  function applyTipo(form) {
+    var select = form.querySelector('select[name="tipo_dte"]')
+    if (!select) return
+    var tipo = select.value
+    var has = function (el, attr) { return (' ' + el.getAttribute(attr) + ' ').indexOf(' ' + tipo + ' ') >= 0 }
+    form.querySelectorAll('[data-tipos]').forEach(function (el) { el.hidden = !has(el, 'data-tipos') })
+    // A list the type requires (a 43's commissions, a note's references) opens; one opened by hand stays open.
+    form.querySelectorAll('details[data-open-tipos]').forEach(function (el) { if (has(el, 'data-open-tipos')) el.open = true })
+    form.querySelectorAll('[data-required-tipos]').forEach(function (input) {
+      var required = has(input, 'data-required-tipos')
+      input.required = required
+      if (required) input.setAttribute('aria-required', 'true')
+      else input.removeAttribute('aria-required')
+      var mark = input.labels && input.labels[0] && input.labels[0].querySelector('.required-mark')
+      if (mark) mark.hidden = !required
+    })
+  }
+  document.addEventListener('change', function (event) {
+    var select = event.target
+    if (select && select.name === 'tipo_dte' && select.form) applyTipo(select.form)
+  })
+
+  // What only the no-script page needs (the issue form's "Mostrar los campos de este tipo") steps aside.
+  function hideNoScriptParts(root) {
+    root.querySelectorAll('[data-sin-js]').forEach(function (el) { el.hidden = true })
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    hideNoScriptParts(document)
+    document.querySelectorAll('form').forEach(applyTipo)
+    focusErrors(document)
+  })
+  document.addEventListener('htmx:afterSwap', function (event) {
+    hideNoScriptParts(event.target)
+    var form = event.target.closest && event.target.closest('form')
+    if (form) applyTipo(form)
+    focusErrors(event.target)
+  })
 })()
