@@ -246,7 +246,6 @@ export function SelectField(p: {
 }
 
 /** Dates and amounts as people in Chile read them. */
-export const formatClp = (n: number) => `$${new Intl.NumberFormat('es-CL', { maximumFractionDigits: 0 }).format(n)}`
 export const formatNumber = (n: number) => new Intl.NumberFormat('es-CL', { maximumFractionDigits: 6 }).format(n)
 /** `2026-03-02` → `02-03-2026` (dd-mm-aaaa, as dates are read in Chile); anything else as it came, a missing one as a dash. */
 export function formatFecha(date: string | null | undefined): string {

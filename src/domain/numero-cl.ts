@@ -21,12 +21,22 @@ const ENTERO = String.raw`(?:\d{1,3}(?:\.\d{3})+|\d+)`
 const NUMERO = new RegExp(String.raw`^(-)?(${ENTERO})(?:,(\d+))?$`)
 
 /**
- * `raw` as a number, or why not in words. Spaces around, a leading `$` (with or without a space after it) and a
- * trailing space are ignored. A dot that does not group thousands (`12.5`, `1.2345`) is refused rather than guessed:
+ * `raw` as a number, or why not in words. Spaces around, a leading `$` (with or without a space after it), a closing
+ * `.-` and thousands grouped by spaces are read. A dot that does not group thousands (`12.5`, `1.2345`) is refused rather than guessed:
  * in Chile the dot never marks decimals, and reading `1.500` as one and a half would be a thousandfold mistake.
  */
 export function parseNumeroCL(raw: string, options: NumeroOptions): NumeroLeido {
-  const text = raw.trim().replace(/^\$\s*/, '').replace(/^(-)\s*\$\s*/, '$1')
+  const text = raw
+    .replace(/[\u00a0\u202f]/g, ' ')
+    // The minus sign amounts are shown with (formatPesos), so a shown amount pasted back reads the same.
+    .replace(/\u2212/g, '-')
+    .trim()
+    .replace(/^\$\s*/, '')
+    .replace(/^(-)\s*\$\s*/, '$1')
+    // `$12.500.-`: how price lists and cheques close an amount.
+    .replace(/(\d)[.,]-$/, '$1')
+    // `12 500`: thousands grouped by spaces, as some people type them, read as the dots they stand for.
+    .replace(/^(-?\d{1,3}(?: \d{3})+)(?=,|$)/, (grouped) => grouped.replaceAll(' ', '.'))
   if (text === '') return { ok: false, message: 'Escriba un número.' }
   const m = NUMERO.exec(text)
   if (m === null) return { ok: false, message: whyNot(text, options) }

@@ -58,13 +58,13 @@ test('the instance administrator invites three people from the Cuentas screen', 
   await page.goto(link.json().url as string)
   await page.getByRole('button', { name: 'Entrar como administrador' }).click()
   await page.waitForURL('**/console/empresas')
-  await page.locator('#empresa-activa').selectOption({ label: `${A.razon} (${A.rut})` })
+  await page.locator('#empresa-activa').selectOption({ label: `76.086.428-5 · ${A.razon}` })
   await page.getByRole('button', { name: 'Cambiar' }).click()
   await page.getByRole('link', { name: 'Cuentas' }).click()
   await page.waitForURL('**/console/cuentas')
   for (const [who, role] of [['jefa', 'administrador'], ['emisor', 'emisor'], ['lectura', 'lectura']] as const) {
     await page.getByLabel('Correo').fill(people[who])
-    await page.getByLabel('Rol', { exact: true }).selectOption(role)
+    await page.getByRole('combobox', { name: 'Rol', exact: true }).selectOption(role)
     await page.getByRole('button', { name: 'Crear invitación' }).click()
     await page.waitForLoadState('load')
     links[who] = (await page.locator('#enlace-invitacion').textContent())!.trim()
@@ -146,6 +146,7 @@ test('a lectura cannot issue', async () => {
   expect(await page.getByText('Solo lectura').first().isVisible()).toBe(true)
   await page.goto(`${serve.url}/console/documentos/nuevo`)
   expect(await page.getByRole('button', { name: 'Emitir documento' }).count()).toBe(0)
+  expect(await page.getByText('Su rol en esta empresa es de solo lectura').isVisible()).toBe(true)
   // Even a hand-made post with a valid CSRF token is refused by the door.
   const status = await page.evaluate(async () => {
     const csrf = (document.querySelector('input[name=_csrf]') as HTMLInputElement).value

@@ -184,9 +184,14 @@ test('a company user sees only its company, on a tablet too; a form without its 
   const context = await newContext(browser, { width: 820, height: 1180 })
   const page = await context.newPage()
   await page.goto(`${serve.url}/console/entrar`)
-  // Keyboard only: skip link, then the key field, then the button.
+  // Keyboard only: skip link, the account form (email first), then the folded API-key form opened with Enter.
   await page.keyboard.press('Tab')
   expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Saltar al contenido')
+  await page.keyboard.press('Tab')
+  expect(await page.evaluate(() => document.activeElement?.id)).toBe('email')
+  for (let i = 0; i < 6 && (await page.evaluate(() => document.activeElement?.tagName)) !== 'SUMMARY'; i++) await page.keyboard.press('Tab')
+  expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Con una API key (integradores)')
+  await page.keyboard.press('Enter')
   await page.keyboard.press('Tab')
   expect(await page.evaluate(() => document.activeElement?.id)).toBe('api_key')
   await page.keyboard.type(keyB)

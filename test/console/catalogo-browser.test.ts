@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { createCompanyWithKey, ensureBinary, provisionOverHttp, startServe, type ServeProcess } from '../support/binary'
-import { launchChromium, newContext, screenshot } from '../support/browser'
+import { launchChromium, newContext, screenshot, loginWithApiKey } from '../support/browser'
 import { tempDir } from '../support/server'
 
 const EMPRESA = { rut: '76086428-5', razonSocial: 'Ferretería Ñandú Ltda.' }
@@ -40,10 +40,7 @@ afterAll(async () => {
 const apiGet = async (path: string) => (await fetch(`${serve.url}/api/v1/billing${path}`, { headers: { 'X-Api-Key': key } })).json() as Promise<any>
 
 async function login(page: Page): Promise<void> {
-  await page.goto(`${serve.url}/console/entrar`)
-  await page.locator('#api_key').fill(key)
-  await page.keyboard.press('Enter')
-  await page.waitForURL('**/console/documentos')
+  await loginWithApiKey(page, serve.url, key)
 }
 
 /** Nothing wider than the window: neither the page nor a table of the catalog scrolls sideways. */
@@ -103,12 +100,12 @@ test('a cliente and a producto saved in the console are picked in the issue form
   // The issue form: the saved cliente fills the receptor, the saved producto fills the first line.
   await page.getByRole('navigation', { name: 'Secciones' }).getByRole('link', { name: 'Emitir' }).click()
   await page.locator('select[name=tipo_dte]').selectOption('33')
-  await page.locator('#cliente-guardado').selectOption({ label: `${CLIENTE.razon_social} (76543210-3)` })
+  await page.locator('#cliente-guardado').selectOption({ label: `${CLIENTE.razon_social} (76.543.210-3)` })
   expect(await page.locator('[name="receptor.rut"]').inputValue()).toBe('76543210-3')
   expect(await page.locator('[name="receptor.comuna"]').inputValue()).toBe('Providencia')
   await page.locator('#producto-guardado-0').selectOption({ index: 1 })
   expect(await page.locator('[name="detalle.0.nombre"]').inputValue()).toBe('Taladro percutor 750 W')
-  expect(await page.locator('[name="detalle.0.precio"]').inputValue()).toBe('12500')
+  expect(await page.locator('[name="detalle.0.precio"]').inputValue()).toBe('12.500')
   await page.locator('[name="detalle.0.cantidad"]').fill('2')
   await page.getByRole('button', { name: 'Emitir documento' }).click()
   await page.waitForURL(/\/console\/documentos\/[0-9a-f-]{36}/)

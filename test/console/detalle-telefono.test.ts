@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { ensureBinary, runBinary, startServe, type ServeProcess } from '../support/binary'
-import { launchChromium, newContext, screenshot } from '../support/browser'
+import { launchChromium, newContext, screenshot, loginWithApiKey } from '../support/browser'
 import { tempDir } from '../support/server'
 
 const PHONE = { width: 390, height: 844 }
@@ -60,10 +60,7 @@ afterAll(async () => {
 })
 
 async function loginWithKey(page: Page): Promise<void> {
-  await page.goto(`${serve.url}/console/entrar`)
-  await page.locator('#api_key').fill(key)
-  await page.keyboard.press('Enter')
-  await page.waitForURL('**/console/documentos')
+  await loginWithApiKey(page, serve.url, key)
 }
 
 /** The texts of a `dl.facts` inside the section headed `heading`, term → value. */

@@ -78,7 +78,7 @@ describe('the list', () => {
     expect(row34).toContain(`href="/console/documentos/${exenta.id}"`)
     expect(row34).toContain('Ferretería y Construcción Ñuble Limitada')
     expect(row34).toContain('76.086.428-5')
-    expect(row34).toContain(`$${new Intl.NumberFormat('es-CL').format(exenta.monto_total)}`)
+    expect(row34).toContain(`$ ${new Intl.NumberFormat('es-CL').format(exenta.monto_total)}`)
     expect(row34).toMatch(/class="badge badge-neutral">Firmado</)
     // The filters form: a GET with a label for each field.
     expect(page.html).toMatch(/<form method="get" action="\/console\/documentos" class="filters"/)
@@ -153,7 +153,7 @@ describe('the detail', () => {
   test('shows emisor, receptor, folio, lines, totals, metadata, tracking and the PDF preview', async () => {
     const page = await writer.get(`/console/documentos/${factura.id}`)
     expect(page.status).toBe(200)
-    const clp = (n: number) => `$${new Intl.NumberFormat('es-CL').format(n)}`
+    const clp = (n: number) => `$ ${new Intl.NumberFormat('es-CL').format(n)}`
     expect(page.html).toContain(`FACTURA ELECTRÓNICA N° ${factura.folio}`)
     expect(page.html).toContain('Empresa Documentos SpA')
     expect(page.html).toContain('Ferretería y Construcción Ñuble Limitada')

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { santiagoDate } from '../../src/clock'
 import { createCompanyWithKey, ensureBinary, startServe, type ServeProcess } from '../support/binary'
-import { launchChromium, newContext, screenshot } from '../support/browser'
+import { launchChromium, newContext, screenshot, loginWithApiKey } from '../support/browser'
 import { signer } from '../support/issuance'
 import { exportPfx, makeTestCaf } from '../support/pki'
 import { tempDir } from '../support/server'
@@ -54,10 +54,7 @@ afterAll(async () => {
 async function openForm(): Promise<Page> {
   const context = await newContext(browser)
   const page = await context.newPage()
-  await page.goto(`${serve.url}/console/entrar`)
-  await page.locator('#api_key').fill(key)
-  await page.keyboard.press('Enter')
-  await page.waitForURL('**/console/documentos')
+  await loginWithApiKey(page, serve.url, key)
   await page.goto(`${serve.url}/console/documentos/nuevo`)
   return page
 }

@@ -28,3 +28,12 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true })
   return path
 }
+
+/** A company user's login with an API key: the key's form is folded under the account login (issue 27). */
+export async function loginWithApiKey(page: Page, baseUrl: string, key: string): Promise<void> {
+  await page.goto(`${baseUrl}/console/entrar`)
+  await page.getByText('Con una API key (integradores)').click()
+  await page.locator('#api_key').fill(key)
+  await page.keyboard.press('Enter')
+  await page.waitForURL('**/console/documentos')
+}

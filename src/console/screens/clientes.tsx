@@ -2,7 +2,6 @@
 // finds, create, edit and delete (soft, as the API deletes), through the same services and the same contracts, so a
 // form is refused exactly where the API would refuse its JSON body and each error lands beside its input.
 import { Elysia } from 'elysia'
-import { parseRut, formatRutWithDots } from '../../domain/rut'
 import { SEARCH_LIMIT } from '../../domain/catalogo'
 import { TimbreError, validationError } from '../../errors'
 import { STATUS } from '../../contracts/statuses'
@@ -11,7 +10,7 @@ import { BuscarClientesQuery, parseClienteAlta, parseClienteCambios } from '../.
 import { createCliente, deleteCliente, getCliente, listClientes, searchClientes, updateCliente, type ClienteRecord } from '../../services/clientes'
 import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, requireWrite, sessionOf } from '../context'
-import { Field, failureOf, fieldErrors, NO_ERRORS, type Failure } from '../forms'
+import { Field, failureOf, formatRut, fieldErrors, NO_ERRORS, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
 import { afterIdOf, CatalogoSummary, DeleteConfirm, idParam, PAGE_SIZE, Pager, SearchForm, queryErrors, TextAreaField, trimmedOf, typed, type FieldLabels } from './catalogo'
 
@@ -40,12 +39,6 @@ const LABELS: FieldLabels = {
   q: 'Buscar',
 }
 
-/** `76543210-3` → `76.543.210-3`, as people in Chile write a RUT. */
-export function rutConPuntos(rut: string): string {
-  const parsed = parseRut(rut)
-  return parsed ? formatRutWithDots(parsed) : rut
-}
-
 /**
  * The form → the JSON body POST /clientes (`alta`) or PUT /clientes/{id} would receive: required texts sent even
  * blank, so the contract says «No puede estar vacío»; a blank optional text is left out of a create and clears the
@@ -65,7 +58,7 @@ function bodyFrom(form: FormData, mode: 'alta' | 'cambios'): Record<string, unkn
 
 /** A RUT already taken, told beside the RUT field in words, with the way to the cliente that has it. */
 function duplicateFailure(err: TimbreError): { failure: Failure; existing: string | null } {
-  const rut = rutConPuntos(String(err.extra.context?.rut ?? ''))
+  const rut = formatRut(String(err.extra.context?.rut ?? ''))
   const existing = typeof err.extra.context?.cliente_id === 'string' ? err.extra.context.cliente_id : null
   return {
     failure: {
@@ -150,7 +143,7 @@ function ClienteTable(props: { rows: readonly ClienteRecord[]; canWrite: boolean
               <td>
                 <a href={clientePath(c.id)}>{c.razon_social}</a>
               </td>
-              <td class="rut">{rutConPuntos(c.rut)}</td>
+              <td class="rut">{formatRut(c.rut)}</td>
               <td class="col-opcional">{c.giro ?? '—'}</td>
               <td class="col-opcional">{c.comuna ?? '—'}</td>
               <td class="col-opcional">{c.email ?? '—'}</td>
@@ -224,7 +217,7 @@ function ClienteFields(props: { value: (name: string) => string | null; failure:
         ) : (
           <div class="field">
             <span class="label">RUT</span>
-            <span class="rut-fijo">{rutConPuntos(props.rutFixed)}</span>
+            <span class="rut-fijo">{formatRut(props.rutFixed)}</span>
             <small class="hint">El RUT de un cliente no cambia; si está mal, elimínelo y cree otro.</small>
           </div>
         )}
@@ -268,7 +261,7 @@ function NuevoPage(props: { request: Request; refusal: Refusal | null }) {
 function ClienteFacts(props: { cliente: ClienteRecord }) {
   const c = props.cliente
   const rows: Array<[string, string | null]> = [
-    ['RUT', rutConPuntos(c.rut)],
+    ['RUT', formatRut(c.rut)],
     ['Razón social', c.razon_social],
     ['Giro', c.giro],
     ['Dirección', c.direccion],
@@ -401,7 +394,7 @@ export const clienteScreens = (deps: Deps) =>
             session={sessionOf(request)}
             action={`${clientePath(cliente.id)}/eliminar`}
             cancel={clientePath(cliente.id)}
-            question={`¿Eliminar a ${cliente.razon_social} (RUT ${rutConPuntos(cliente.rut)})?`}
+            question={`¿Eliminar a ${cliente.razon_social} (RUT ${formatRut(cliente.rut)})?`}
             consequences="Deja de aparecer en la lista, en la búsqueda y en el formulario de emisión, y su RUT queda libre para guardarlo de nuevo. Los documentos ya emitidos a este cliente no cambian."
             button="Sí, eliminar cliente"
           />

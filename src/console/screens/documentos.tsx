@@ -21,7 +21,8 @@ import { getDte, getDteXml, listDtes, requestSubmission, type DteListQuery, type
 import { getPartesEmitidas } from '../../services/dte-partes'
 import { canResendIntercambio, resendIntercambio } from '../../services/resend-intercambio'
 import { empresaIdOf, requireWrite, sessionOf } from '../context'
-import { ErrorSummary, Field, failureOf, formatClp, formatDateTime, formatFecha, formatNumber, formatRut, NO_ERRORS, SelectField, type Failure } from '../forms'
+import { formatPesos } from '../../domain/numero-cl'
+import { ErrorSummary, Field, failureOf, formatDateTime, formatFecha, formatNumber, formatRut, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { estadoBadge, estadoLabel, INTERCAMBIO_LABEL } from '../estados'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, fragmentResponse, redirect, renderPage } from '../page'
 
@@ -233,7 +234,7 @@ function DteTable(props: { rows: readonly DteRecord[] }) {
                 <br />
                 <span class="muted">{formatRut(d.rut_receptor)}</span>
               </td>
-              <td class="num">{formatClp(d.monto_total)}</td>
+              <td class="num">{formatPesos(d.monto_total)}</td>
               <td>
                 <EstadoBadge dte={d} />
               </td>
@@ -323,7 +324,7 @@ function Detalle(props: { dte: DteRecord }) {
         export_data: dte.moneda ? { tpo_moneda: dte.moneda as Moneda } : undefined,
       })
     : []
-  const amount = (n: number) => (dte.moneda ? `${formatNumber(n)} ${dte.moneda}` : formatClp(n))
+  const amount = (n: number) => (dte.moneda ? `${formatNumber(n)} ${dte.moneda}` : formatPesos(n))
   return (
     <section class="card" aria-labelledby="detalle">
       <h2 id="detalle">Detalle</h2>
@@ -383,11 +384,11 @@ function Detalle(props: { dte: DteRecord }) {
 function Totales(props: { dte: DteRecord }) {
   const { dte } = props
   const rows: Array<[string, string, boolean]> = []
-  if (dte.monto_neto !== null) rows.push(['Neto', formatClp(dte.monto_neto), false])
-  if (dte.monto_exento !== null) rows.push(['Exento', formatClp(dte.monto_exento), false])
-  if (dte.iva !== null) rows.push([`IVA (${formatNumber(dte.tasa_iva)} %)`, formatClp(dte.iva), false])
+  if (dte.monto_neto !== null) rows.push(['Neto', formatPesos(dte.monto_neto), false])
+  if (dte.monto_exento !== null) rows.push(['Exento', formatPesos(dte.monto_exento), false])
+  if (dte.iva !== null) rows.push([`IVA (${formatNumber(dte.tasa_iva)} %)`, formatPesos(dte.iva), false])
   if (dte.moneda && dte.monto_total_moneda !== null) rows.push([`Total en ${dte.moneda}`, formatNumber(dte.monto_total_moneda), false])
-  rows.push(['Total', formatClp(dte.monto_total), true])
+  rows.push(['Total', formatPesos(dte.monto_total), true])
   return (
     <section class="card" aria-labelledby="totales">
       <h2 id="totales">Totales</h2>
@@ -735,7 +736,7 @@ function DetailBody(props: { deps: Deps; request: Request; dte: DteRecord; failu
             ['Tipo', `${tipoNombre(dte.tipo_dte)} (${dte.tipo_dte})`],
             ['Folio', String(dte.folio)],
             ['Fecha de emisión', <time datetime={dte.fecha_emision}>{formatFecha(dte.fecha_emision)}</time>],
-            ['Total', formatClp(dte.monto_total)],
+            ['Total', formatPesos(dte.monto_total)],
             ['Creado', <time datetime={dte.created_at}>{formatDateTime(dte.created_at)}</time>],
           ]}
         />

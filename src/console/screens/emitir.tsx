@@ -37,7 +37,7 @@ import { emitDte } from '../../services/issue-dte'
 import { listProductos, type ProductoRecord } from '../../services/productos'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { FIELD_LABELS } from '../field-labels'
-import { ErrorSummary, Field, failureOf, fieldId, NO_ERRORS, SelectField, type Failure, type FieldErrors, type SelectOption } from '../forms'
+import { ErrorSummary, Field, failureOf, fieldId, formatRut, NO_ERRORS, SelectField, type Failure, type FieldErrors, type SelectOption } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
 import {
   bodyFrom,
@@ -312,7 +312,7 @@ function ClientePicker(props: { clientes: readonly ClienteRecord[] }) {
               'receptor.email': c.email,
             })}
           >
-            {c.razon_social} ({c.rut})
+            {c.razon_social} ({formatRut(c.rut)})
           </option>
         ))}
       </select>
@@ -872,11 +872,21 @@ const FORM_REFUSALS: ReadonlySet<ErrorCode> = new Set([
   'IDEMPOTENCY_IN_PROGRESS',
 ])
 
-function ReadOnly() {
+/** A session that cannot issue: a read-only API key, or a person whose role in this company is `lectura`. */
+function ReadOnly(props: { byRole: boolean }) {
   return (
     <section class="card">
-      <p>Entró con una API key de solo lectura: puede consultar los documentos, pero no emitirlos.</p>
-      <p>Para emitir, entre con una API key con escritura.</p>
+      {props.byRole ? (
+        <>
+          <p>Su rol en esta empresa es de solo lectura: puede consultar los documentos, pero no emitirlos.</p>
+          <p>Para emitir, pida a un administrador de la empresa el rol de emisor.</p>
+        </>
+      ) : (
+        <>
+          <p>Entró con una API key de solo lectura: puede consultar los documentos, pero no emitirlos.</p>
+          <p>Para emitir, entre con una API key con escritura.</p>
+        </>
+      )}
       <p>
         <a href={`${CONSOLE_PREFIX}/documentos`}>Ver los documentos emitidos</a>
       </p>
@@ -902,7 +912,7 @@ export const emitirScreens = (deps: Deps) => {
   return new Elysia({ normalize: false })
     .get('/documentos/nuevo', ({ request, query }) => {
       empresaIdOf(request)
-      if (!sessionOf(request).canWrite) return renderPage(deps, request, { title: TITLE, section: 'emitir', children: <ReadOnly /> })
+      if (!sessionOf(request).canWrite) return renderPage(deps, request, { title: TITLE, section: 'emitir', children: <ReadOnly byRole={sessionOf(request).role !== null} /> })
       const lineas = clampRows(Number(query.lineas ?? LINEAS_INICIALES), LINEAS_INICIALES, MAX_ROWS.detalle)
       return page(request, { form: null, failure: null, refused: null, idempotencyKey: crypto.randomUUID(), rows: freshRows(lineas), focus: null })
     })

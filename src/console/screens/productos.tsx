@@ -11,7 +11,8 @@ import { createProducto, deleteProducto, getProducto, listProductos, searchProdu
 import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, requireWrite, sessionOf } from '../context'
 import { Field, SelectField, failureOf, fieldErrors, fieldId, NO_ERRORS, type Failure } from '../forms'
-import { formatPesos, parseEnteroCL, pesosForInput } from '../numbers'
+import { formatPesos } from '../../domain/numero-cl'
+import { parseEnteroCL, pesosForInput } from '../numbers'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
 import { afterIdOf, CatalogoSummary, DeleteConfirm, idParam, PAGE_SIZE, Pager, queryErrors, SearchForm, TextAreaField, trimmedOf, typed, type FieldLabels } from './catalogo'
 

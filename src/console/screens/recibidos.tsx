@@ -38,7 +38,8 @@ import {
   type RecibidoRecord,
 } from '../../services/recibidos'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
-import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatClp, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
+import { formatPesos } from '../../domain/numero-cl'
+import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
 import { ACCION_ESTADO_BADGE, ACCION_ESTADO_LABEL, ESTADO_BADGE, ESTADO_LABEL } from '../estados'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage } from '../page'
 
@@ -75,7 +76,7 @@ const CHECK_LABEL: Readonly<Record<(typeof CHECK_NAMES)[number], string>> = {
 }
 
 const nombreTipo = (tipo: number) => (isTipoDte(tipo) ? TIPOS[tipo].nombre : `Tipo ${tipo}`)
-const montoOrDash = (n: number | null) => (n === null ? '—' : formatClp(n))
+const montoOrDash = (n: number | null) => (n === null ? '—' : formatPesos(n))
 
 // ------------------------------------------------------------------------------------------------- the 8 days
 
@@ -227,7 +228,7 @@ function RecibidosTable(props: { view: ListView; filters: Filters; now: Date; pa
                   </span>
                 </td>
                 <td class="col-menor">{formatFecha(r.fecha_emision)}</td>
-                <td class="num">{formatClp(r.monto_total)}</td>
+                <td class="num">{formatPesos(r.monto_total)}</td>
                 <td>
                   <EstadoBadge estado={r.estado} />
                   <span class="solo-telefono">
@@ -320,7 +321,7 @@ function Facts(props: { r: RecibidoRecord; now: Date }) {
       <dl class="facts">
         <dt>Emisor</dt>
         <dd>
-          {r.razon_social_emisor} ({r.rut_emisor})
+          {r.razon_social_emisor} ({formatRut(r.rut_emisor)})
         </dd>
         <dt>Tipo</dt>
         <dd>
@@ -360,7 +361,7 @@ function Facts(props: { r: RecibidoRecord; now: Date }) {
         <dt>IVA</dt>
         <dd>{montoOrDash(r.iva)}</dd>
         <dt class="total">Total</dt>
-        <dd class="total">{formatClp(r.monto_total)}</dd>
+        <dd class="total">{formatPesos(r.monto_total)}</dd>
       </dl>
     </section>
   )

@@ -1,7 +1,8 @@
 // Whole pesos as Chileans type them (issue 27): `12.500` is 12 500, never 12.5; `12,5` is not a whole number.
 import { expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { formatPesos, parseEnteroCL, pesosForInput } from '../../../src/console/numbers'
+import { formatPesos } from '../../../src/domain/numero-cl'
+import { parseEnteroCL, pesosForInput } from '../../../src/console/numbers'
 
 test.each([
   ['12500', 12500],
@@ -50,7 +51,7 @@ test('formatPesos prints pesos as Chilean documents do', () => {
   expect(formatPesos(12500)).toBe('$ 12.500')
   expect(formatPesos(1500)).toBe('$ 1.500')
   expect(formatPesos(0)).toBe('$ 0')
-  expect(formatPesos(-990)).toBe('-$ 990')
+  expect(formatPesos(-990)).toBe('−$ 990')
 })
 
 test('whatever is shown, in a price list or back in its input, reads back as the same amount', () => {

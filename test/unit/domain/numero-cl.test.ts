@@ -22,6 +22,10 @@ describe('reading', () => {
     ['950,37', DECIMAL, 950.37],
     ['-1.000', { decimales: false, negativos: true }, -1000],
     ['-$ 1.000', { decimales: false, negativos: true }, -1000],
+    ['−$ 1.000', { decimales: false, negativos: true }, -1000],
+    ['12 500', ENTERO, 12500],
+    ['1 250 000,5', DECIMAL, 1250000.5],
+    ['$12.500.-', ENTERO, 12500],
   ] as const)('%p reads as %p', (raw, options, value) => {
     expect(parseNumeroCL(raw, options)).toEqual({ ok: true, value })
   })
@@ -37,7 +41,7 @@ describe('reading', () => {
     expect(!read.ok && read.message).toContain('coma')
   })
 
-  test.each(['1.25.000', '12..500', ',5', '5,', 'ocho mil', '12 500', '1e3', '0x10', '+5', ''])('%p is not a number', (raw) => {
+  test.each(['1.25.000', '12..500', ',5', '5,', 'ocho mil', '1 25 000', '12  500', '1e3', '0x10', '+5', ''])('%p is not a number', (raw) => {
     expect(parseNumeroCL(raw, DECIMAL).ok).toBe(false)
     expect(parseNumeroCL(raw, ENTERO).ok).toBe(false)
   })
