@@ -257,14 +257,15 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
       return accountSession(accepted.accountId, accepted.empresaId)
     } catch (err) {
       if (!(err instanceof TimbreError) || (err.code !== 'UNAUTHORIZED' && err.code !== 'VALIDATION_ERROR')) throw err
-      if (err.code === 'VALIDATION_ERROR') return render(describeInvitation(deps, { token: inviteToken }), failureOf(err), 400)
-      failures.record(clientIp, nowMs)
+      // The link may have expired or been revoked between the check and now: the page then says so, without a form.
       let view: InvitationView | null = null
       try {
         view = describeInvitation(deps, { token: inviteToken })
       } catch {
         view = null
       }
+      if (err.code === 'VALIDATION_ERROR' && view !== null) return render(view, failureOf(err), 400)
+      failures.record(clientIp, nowMs)
       return render(view, failureOf(err), 401)
     }
   }

@@ -106,6 +106,11 @@ export const FIELD_LABELS: Readonly<Record<string, string>> = {
   numero_resolucion: 'Número de resolución',
   pfx: 'Archivo del certificado',
   password: 'Contraseña',
+  // Accounts (issue 27): the invitation, Mi cuenta and Cuentas forms.
+  password_repetida: 'Repita la contraseña',
+  actual: 'Contraseña actual',
+  codigo: 'Código de verificación',
+  role: 'Rol',
   caf: 'Archivo CAF',
   archivo: 'Archivo',
   accion: 'Acción',

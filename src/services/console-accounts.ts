@@ -54,6 +54,8 @@ type SealingDeps = Pick<Deps, 'store' | 'clock' | 'vault'>
 /** The same words for an unknown email, a wrong password, a wrong code and a locked account: none of them tells which. */
 export const LOGIN_FAILED = 'El correo, la contraseña o el código no son correctos. Tras 10 intentos fallidos seguidos la cuenta se bloquea 15 minutos.'
 const INVITATION_UNUSABLE = 'La invitación no es válida: ya se usó, fue reemplazada por otra, se revocó o venció. Pida una nueva al administrador.'
+const INVITATION_AUTHOR_GONE = 'La invitación ya no vale: quien la creó ya no administra la empresa. Pida una nueva a un administrador.'
+const ACCOUNT_DISABLED = 'Su cuenta está desactivada: hable con el administrador de la instalación.'
 
 /** Who acts on the Cuentas screen: an account with the administrador role, or the instance administrator (null). */
 export interface AccountActor {
@@ -313,11 +315,23 @@ export interface InvitationView {
   readonly needsTotp: boolean
 }
 
+/**
+ * The invitation of a token, judged as things stand now, not as they stood when it was made: its author must still
+ * administer the company (a removed or demoted administrador's links die with their role), and a password reset must
+ * still be theirs to give (the account may have joined other companies since; then the link only adds the company).
+ */
 function usableInvitation(deps: AccountDeps, token: string) {
   const invitation = findUsableInvitation(deps.store.db, hashToken(token), isoTimestamp(deps.clock.now()))
   if (!invitation) throw new TimbreError('UNAUTHORIZED', { message: INVITATION_UNUSABLE })
+  if (invitation.invited_by !== null) {
+    const author = findAccountById(deps.store.db, invitation.invited_by)
+    const stillAdmin = author !== undefined && author.disabled_at === null && findMembership(deps.store.db, author.id, invitation.empresa_id)?.role === 'administrador'
+    if (!stillAdmin) throw new TimbreError('UNAUTHORIZED', { message: INVITATION_AUTHOR_GONE })
+  }
   const account = findAccountByEmail(deps.store.db, invitation.email)
-  const mode: InvitationMode = !account ? 'nueva' : invitation.resets_password ? 'restablecer' : 'confirmar'
+  if (account && account.disabled_at !== null) throw new TimbreError('UNAUTHORIZED', { message: ACCOUNT_DISABLED })
+  const resets = account !== undefined && invitation.resets_password && mayResetPassword(deps, account.id, { accountId: invitation.invited_by })
+  const mode: InvitationMode = !account ? 'nueva' : resets ? 'restablecer' : 'confirmar'
   return { invitation, account, mode }
 }
 
@@ -521,7 +535,12 @@ export function cancelTotpEnrolment(deps: AccountDeps, input: { accountId: strin
 export function disableTotp(deps: SealingDeps, input: { accountId: string; code: string | null }): void {
   const row = findAccountById(deps.store.db, input.accountId)
   if (!row || row.totp_sealed === null) throw new TimbreError('NOT_FOUND')
-  if (!totpAccepts(deps, row, input.code)) throw wrongCode()
+  // Wrong codes count as failed logins: ten in a row lock the account, so an open session cannot try a million codes.
+  if (isLocked(row, deps.clock.now().getTime())) throw wrongCode()
+  if (!totpAccepts(deps, row, input.code)) {
+    recordFailure(deps, row)
+    throw wrongCode()
+  }
   updateAccount(deps.store.db, row.id, { totp_sealed: null, totp_last_step: null, updated_at: isoTimestamp(deps.clock.now()) })
 }
 

@@ -178,6 +178,56 @@ describe('invitations', () => {
   })
 })
 
+describe('links judged when used (review)', () => {
+  test('a reset link made while the account was only in A only adds the company once it has joined B: no takeover', async () => {
+    const aBoss = await person(a, 'administrador')
+    const { email } = await person(a, 'emisor')
+    // A's administrador administers every company Diego is in: the link would reset his password...
+    const kept = await invite(aBoss.client, email, 'emisor')
+    expect(await (await fetch(kept)).text()).toContain('Defina una contraseña nueva')
+    // ...but Diego then joins B, which A's administrador does not administer.
+    const bBoss = await person(b, 'administrador')
+    expect((await accept(await invite(bBoss.client, email, 'emisor'), { actual: PASSWORD })).status).toBe(303)
+    const page = await (await fetch(kept)).text()
+    expect(page).toContain('Ya tiene una cuenta')
+    expect(page).not.toContain('Defina una contraseña nueva')
+    expect((await accept(kept, { password: 'tomada por el otro admin', password_repetida: 'tomada por el otro admin' })).status).toBe(401)
+    expect((await tryAccountLogin(s, email, 'tomada por el otro admin')).status).toBe(401)
+    await consoleAccountLogin(s, email, PASSWORD)
+  })
+
+  test("a removed administrador's invitations stop working", async () => {
+    const boss = await person(a, 'administrador')
+    const link = await invite(boss.client, newEmail('complice'), 'administrador')
+    const admin = await consoleAdmin(s, a.empresa.id)
+    expect((await admin.post(`/console/cuentas/${accountIdOf(boss.email)}/rol`, { role: 'lectura' })).status).toBe(303)
+    const res = await accept(link, { password: PASSWORD, password_repetida: PASSWORD })
+    expect(res.status).toBe(401)
+    expect(await res.text()).toContain('quien la creó ya no administra la empresa')
+  })
+
+  test('a disabled account cannot spend a reset link: told in words, the link and the password unchanged', async () => {
+    const { email } = await person(a, 'emisor')
+    const admin = await consoleAdmin(s, a.empresa.id)
+    const link = await invite(admin, email, 'emisor')
+    expect((await admin.post(`/console/cuentas/${accountIdOf(email)}/desactivar`, {})).status).toBe(303)
+    const res = await accept(link, { password: 'una nueva muy larga', password_repetida: 'una nueva muy larga' })
+    expect(res.status).toBe(401)
+    expect(await res.text()).toContain('Su cuenta está desactivada')
+    expect((await admin.post(`/console/cuentas/${accountIdOf(email)}/reactivar`, {})).status).toBe(303)
+    await consoleAccountLogin(s, email, PASSWORD)
+  })
+
+  test('wrong codes to turn the second factor off count as failures: ten lock it, and the right code then waits', async () => {
+    const { email, client } = await person(a, 'emisor')
+    const totp = await enrol(client)
+    for (let i = 0; i < 10; i++) expect((await client.post('/console/mi-cuenta/2fa/desactivar', { codigo: '000000' })).status).toBe(400)
+    clock.advance(30_000)
+    expect((await client.post('/console/mi-cuenta/2fa/desactivar', { codigo: codeAt(totp) })).status).toBe(400)
+    expect((s.server.deps.store.sqlite.query('SELECT totp_sealed IS NOT NULL AS on_ FROM console_accounts WHERE email = ?').get(email) as { on_: number }).on_).toBe(1)
+  })
+})
+
 describe('logging in', () => {
   test('an unknown email and a wrong password get the same answer', async () => {
     const { email } = await person(a, 'lectura')

@@ -19,6 +19,7 @@ import {
 } from '../../services/console-accounts'
 import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, sessionOf, textField } from '../context'
+import { fieldLabel } from '../field-labels'
 import { ErrorSummary, Field, failureOf, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
 
@@ -69,7 +70,7 @@ function InviteForm(props: { request: Request; form: FormData | null; failure: F
     <form method="post" action={`${BASE}/invitar`} class="stack" id="invitar">
       <h2>Invitar a una persona</h2>
       <CsrfInput session={sessionOf(props.request)} />
-      <ErrorSummary failure={props.failure} fields={['email', 'role']} />
+      <ErrorSummary failure={props.failure} fields={['email', 'role']} label={(path) => (path === 'email' ? 'Correo' : fieldLabel(path))} />
       <div class="grid">
         <Field name="email" label="Correo" type="email" value={v('email')} errors={errors} required autocomplete="off" />
         <SelectField name="role" label="Rol" value={v('role') ?? 'emisor'} errors={errors} options={ROLE_OPTIONS} required />
