@@ -208,7 +208,8 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
   /**
    * Email and password, then the code when the account has one. Unlike a 256-bit API key, a password can be guessed:
    * an address past its 20 failures a minute is refused before the password is even checked, or the 429 would still
-   * let a right guess through; and each account locks itself after 10 failures in a row (console-accounts.ts).
+   * let a right guess through; and each address locks itself out of an account after 10 failures in a row
+   * (console-accounts.ts), so a stranger cannot lock the owner out.
    */
   async function accountLogin(path: string, form: FormData, token: string, setCookie: string | null, clientIp: string, nowMs: number): Promise<Response> {
     const blocked = failures.blockedFor(clientIp, nowMs)
@@ -217,14 +218,14 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     const pendingToken = textField(form, 'pendiente') ?? ''
     try {
       if (path === `${CONSOLE_PREFIX}/entrar/cuenta`) {
-        const verdict = await verifyPassword(deps, { email: email ?? '', password: String(form.get('password') ?? '') })
+        const verdict = await verifyPassword(deps, { email: email ?? '', password: String(form.get('password') ?? ''), address: clientIp })
         if (!verdict.needsTotp) return accountSession(verdict.accountId)
         return withCookie(htmlResponse(<CodePage csrf={token} pending={secondFactors.issue(verdict.accountId, nowMs)} error={null} />), setCookie)
       }
       const accountId = secondFactors.take(pendingToken, nowMs)
       if (accountId === null)
         return withCookie(htmlResponse(<LoginPage csrf={token} error="El paso del código venció o se agotaron sus intentos: vuelva a escribir su correo y contraseña." />, 401), setCookie)
-      verifyLoginCode(deps, { accountId, code: textField(form, 'codigo') ?? '' })
+      verifyLoginCode(deps, { accountId, code: textField(form, 'codigo') ?? '', address: clientIp })
       secondFactors.forget(pendingToken)
       return accountSession(accountId)
     } catch (err) {

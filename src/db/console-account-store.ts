@@ -1,10 +1,11 @@
 // Console accounts, their memberships and invitations (DESIGN §14 "People, not keys", issue 27). Emails arrive here
 // already lower-cased; invitation tokens only as their SHA-256.
-import { and, asc, eq, gt, isNull, ne, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm'
 import type { Db } from './open'
 import {
   consoleAccounts,
   consoleInvitations,
+  consoleLoginFailures,
   consoleMemberships,
   consoleSessions,
   empresas,
@@ -51,6 +52,44 @@ export function recordAccountFailure(db: Db, id: string, input: { lockAfter: num
       updated_at: input.now,
     })
     .where(eq(consoleAccounts.id, id))
+    .run()
+}
+
+/** Until when `address` is locked out of the account's password login, or null. */
+export function loginLockedUntil(db: Db, accountId: string, address: string): string | null {
+  const row = db
+    .select({ locked_until: consoleLoginFailures.locked_until })
+    .from(consoleLoginFailures)
+    .where(and(eq(consoleLoginFailures.account_id, accountId), eq(consoleLoginFailures.address, address)))
+    .get()
+  return row?.locked_until ?? null
+}
+
+/**
+ * One more failure of the account from the address: the `lockAfter`-th in a row locks it until `lockedUntil` and
+ * starts the count again. One upsert. Rows of quiet pairs older than `staleBefore` are pruned on the way.
+ */
+export function recordLoginFailure(db: Db, input: { accountId: string; address: string; lockAfter: number; lockedUntil: string; now: string; staleBefore: string }): void {
+  db.insert(consoleLoginFailures)
+    .values({ account_id: input.accountId, address: input.address, failures: 1, locked_until: null, updated_at: input.now })
+    .onConflictDoUpdate({
+      target: [consoleLoginFailures.account_id, consoleLoginFailures.address],
+      set: {
+        failures: sql`CASE WHEN ${consoleLoginFailures.failures} + 1 >= ${input.lockAfter} THEN 0 ELSE ${consoleLoginFailures.failures} + 1 END`,
+        locked_until: sql`CASE WHEN ${consoleLoginFailures.failures} + 1 >= ${input.lockAfter} THEN ${input.lockedUntil} ELSE ${consoleLoginFailures.locked_until} END`,
+        updated_at: input.now,
+      },
+    })
+    .run()
+  db.delete(consoleLoginFailures)
+    .where(and(lt(consoleLoginFailures.updated_at, input.staleBefore), sql`coalesce(${consoleLoginFailures.locked_until}, '') < ${input.now}`))
+    .run()
+}
+
+/** A right login from the address clears its count; a password reset clears every address's. */
+export function clearLoginFailures(db: Db, accountId: string, address?: string): void {
+  db.delete(consoleLoginFailures)
+    .where(address === undefined ? eq(consoleLoginFailures.account_id, accountId) : and(eq(consoleLoginFailures.account_id, accountId), eq(consoleLoginFailures.address, address)))
     .run()
 }
 

@@ -15,6 +15,7 @@ import m11 from '../../drizzle/0011_dtes_pending_sii.sql' with { type: 'text' }
 import m12 from '../../drizzle/0012_deliveries_due_empresa.sql' with { type: 'text' }
 import m13 from '../../drizzle/0013_dte_counts_key_first.sql' with { type: 'text' }
 import m14 from '../../drizzle/0014_console_accounts.sql' with { type: 'text' }
+import m15 from '../../drizzle/0015_console_login_failures.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0012_deliveries_due_empresa', when: 1795763811130, breakpoints: true, sql: m12 },
   { tag: '0013_dte_counts_key_first', when: 1795824365263, breakpoints: true, sql: m13 },
   { tag: '0014_console_accounts', when: 1795827625800, breakpoints: true, sql: m14 },
+  { tag: '0015_console_login_failures', when: 1795831067154, breakpoints: true, sql: m15 },
 ]

@@ -823,8 +823,29 @@ export const consoleInvitations = sqliteTable(
   (t) => [uniqueIndex('console_invitations_token').on(t.token_hash), index('console_invitations_empresa').on(t.empresa_id, t.email)],
 )
 
+/**
+ * Failed logins of one account from one client address (issue 27, review): ten in a row lock that address out of
+ * that account's password login for 15 minutes, kept across restarts. Per address, so whoever knows an email cannot
+ * lock its owner out from everywhere by failing on purpose; the address window (20 a minute) bounds guessing across
+ * accounts. Failures inside a session (the current password, a code to turn TOTP off) count on the account itself.
+ */
+export const consoleLoginFailures = sqliteTable(
+  'console_login_failures',
+  {
+    account_id: text('account_id')
+      .notNull()
+      .references(() => consoleAccounts.id),
+    address: text('address').notNull(),
+    failures: integer('failures').notNull(),
+    locked_until: text('locked_until'),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.account_id, t.address] }), index('console_login_failures_updated').on(t.updated_at)],
+)
+
 export type ConsoleSessionRow = typeof consoleSessions.$inferSelect
 export type ConsoleLinkRow = typeof consoleLinks.$inferSelect
 export type ConsoleAccountRow = typeof consoleAccounts.$inferSelect
 export type ConsoleMembershipRow = typeof consoleMemberships.$inferSelect
 export type ConsoleInvitationRow = typeof consoleInvitations.$inferSelect
+export type ConsoleLoginFailureRow = typeof consoleLoginFailures.$inferSelect

@@ -18,6 +18,9 @@ import {
   listMembersOfEmpresa,
   listPendingInvitations,
   recordAccountFailure,
+  recordLoginFailure,
+  loginLockedUntil,
+  clearLoginFailures,
   revokeInvitation,
   revokePendingInvitations,
   updateAccount,
@@ -52,7 +55,7 @@ type AccountDeps = Pick<Deps, 'store' | 'clock'>
 type SealingDeps = Pick<Deps, 'store' | 'clock' | 'vault'>
 
 /** The same words for an unknown email, a wrong password, a wrong code and a locked account: none of them tells which. */
-export const LOGIN_FAILED = 'El correo, la contraseña o el código no son correctos. Tras 10 intentos fallidos seguidos la cuenta se bloquea 15 minutos.'
+export const LOGIN_FAILED = 'El correo, la contraseña o el código no son correctos. Tras 10 intentos fallidos seguidos desde un mismo lugar, la cuenta se bloquea 15 minutos para ese lugar.'
 const INVITATION_UNUSABLE = 'La invitación no es válida: ya se usó, fue reemplazada por otra, se revocó o venció. Pida una nueva al administrador.'
 const INVITATION_AUTHOR_GONE = 'La invitación ya no vale: quien la creó ya no administra la empresa. Pida una nueva a un administrador.'
 const ACCOUNT_DISABLED = 'Su cuenta está desactivada: hable con el administrador de la instalación.'
@@ -97,6 +100,29 @@ function unknownAccountHash(): Promise<string> {
 }
 
 const isLocked = (row: ConsoleAccountRow, nowMs: number) => row.locked_until !== null && Date.parse(row.locked_until) > nowMs
+
+/**
+ * Locked for a login from `address`: the account's own lock (set by failures inside a session) or that address's lock
+ * on the account. A stranger failing on purpose locks out only their own address, never the owner's.
+ */
+function isLockedFrom(deps: AccountDeps, row: ConsoleAccountRow, address: string): boolean {
+  const nowMs = deps.clock.now().getTime()
+  const until = loginLockedUntil(deps.store.db, row.id, address)
+  return isLocked(row, nowMs) || (until !== null && Date.parse(until) > nowMs)
+}
+
+/** A failed login (a wrong password or code) of the account from the address. */
+function recordLoginFailureFrom(deps: AccountDeps, row: ConsoleAccountRow, address: string): void {
+  const now = deps.clock.now()
+  recordLoginFailure(deps.store.db, {
+    accountId: row.id,
+    address,
+    lockAfter: LOCK_AFTER_FAILURES,
+    lockedUntil: isoTimestamp(new Date(now.getTime() + LOCK_MS)),
+    now: isoTimestamp(now),
+    staleBefore: isoTimestamp(new Date(now.getTime() - 24 * 3_600_000)),
+  })
+}
 
 function recordFailure(deps: AccountDeps, row: ConsoleAccountRow): void {
   const now = deps.clock.now()
@@ -180,36 +206,39 @@ export interface PasswordVerdict {
  * Email and password. Unknown email, wrong password, disabled or locked account all answer the same UNAUTHORIZED,
  * after the same argon2id verification; only a wrong password counts towards the lock.
  */
-export async function verifyPassword(deps: AccountDeps, input: { email: string; password: string }): Promise<PasswordVerdict> {
+export async function verifyPassword(deps: AccountDeps, input: { email: string; password: string; address: string }): Promise<PasswordVerdict> {
   const row = findAccountByEmail(deps.store.db, normalizeEmail(input.email))
   const matches = await Bun.password.verify(input.password.slice(0, PASSWORD_MAX_LENGTH), row?.password_hash ?? (await unknownAccountHash()))
   const current = row && findAccountById(deps.store.db, row.id)
-  if (!current || current.disabled_at !== null || isLocked(current, deps.clock.now().getTime())) throw loginFailed()
+  if (!current || current.disabled_at !== null || isLockedFrom(deps, current, input.address)) throw loginFailed()
   if (!matches) {
-    recordFailure(deps, current)
+    recordLoginFailureFrom(deps, current, input.address)
     throw loginFailed()
   }
   if (listEmpresasOfAccount(deps.store.db, current.id).length === 0)
     throw new TimbreError('UNAUTHORIZED', { message: 'Su cuenta ya no pertenece a ninguna empresa: pida una invitación a un administrador.' })
   if (current.totp_sealed !== null) return { accountId: current.id, needsTotp: true }
-  markLoggedIn(deps, current.id)
+  markLoggedIn(deps, current.id, input.address)
   return { accountId: current.id, needsTotp: false }
 }
 
 /** The second step: a current code of the account's authenticator. A wrong code counts towards the lock. */
-export function verifyLoginCode(deps: SealingDeps, input: { accountId: string; code: string }): void {
+export function verifyLoginCode(deps: SealingDeps, input: { accountId: string; code: string; address: string }): void {
   const row = findAccountById(deps.store.db, input.accountId)
-  if (!row || row.disabled_at !== null || isLocked(row, deps.clock.now().getTime())) throw loginFailed()
+  if (!row || row.disabled_at !== null || isLockedFrom(deps, row, input.address)) throw loginFailed()
   if (!totpAccepts(deps, row, input.code)) {
-    recordFailure(deps, row)
+    recordLoginFailureFrom(deps, row, input.address)
     throw loginFailed()
   }
-  markLoggedIn(deps, row.id)
+  markLoggedIn(deps, row.id, input.address)
 }
 
-function markLoggedIn(deps: AccountDeps, accountId: string): void {
+function markLoggedIn(deps: AccountDeps, accountId: string, address: string): void {
   const now = isoTimestamp(deps.clock.now())
-  updateAccount(deps.store.db, accountId, { failed_logins: 0, locked_until: null, last_login_at: now, updated_at: now })
+  deps.store.db.transaction((tx) => {
+    updateAccount(tx, accountId, { failed_logins: 0, locked_until: null, last_login_at: now, updated_at: now })
+    clearLoginFailures(tx, accountId, address)
+  })
 }
 
 export interface AccountAccess {
@@ -383,6 +412,7 @@ export async function acceptInvitation(deps: SealingDeps, input: AcceptInput): P
       accountId = insertAccount(tx, { id: Bun.randomUUIDv7(), email: invitation.email, nombre, password_hash: passwordHash!, created_at: now, updated_at: now }).id
     } else if (mode === 'restablecer') {
       updateAccount(tx, accountId!, { password_hash: passwordHash!, failed_logins: 0, locked_until: null, updated_at: now, ...(nombre ? { nombre } : {}) })
+      clearLoginFailures(tx, accountId!)
       deleteAccountSessions(tx, accountId!)
     }
     upsertMembership(tx, { account_id: accountId!, empresa_id: invitation.empresa_id, role: invitation.role, created_at: now })

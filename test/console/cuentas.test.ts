@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { Secret, TOTP } from 'otpauth'
-import { INVITATION_TTL_MS, inviteAccount, LOCK_MS, LOGIN_FAILED } from '../../src/services/console-accounts'
+import { INVITATION_TTL_MS, inviteAccount, LOCK_MS, LOGIN_FAILED, verifyPassword } from '../../src/services/console-accounts'
 import { consoleAccountLogin, consoleAdmin, preSession, tryAccountLogin, type ConsoleClient } from '../support/console'
 import { testClock } from '../support/clock'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
@@ -240,7 +240,7 @@ describe('logging in', () => {
     expect(LOGIN_FAILED).toContain('no son correctos')
   })
 
-  test('10 wrong passwords in a row lock the account for 15 minutes, a restart included; then the right one works', async () => {
+  test('10 wrong passwords in a row lock the address out of the account for 15 minutes, a restart included; then the right one works', async () => {
     const { email } = await person(a, 'emisor')
     for (let i = 0; i < 10; i++) expect((await tryAccountLogin(s, email, `mala ${i}`)).status).toBe(401)
     clock.advance(60_000) // past the address's window: what refuses now is the account's lock
@@ -253,6 +253,19 @@ describe('logging in', () => {
     expect((await tryAccountLogin(s, email, PASSWORD)).status).toBe(401)
     clock.advance(LOCK_MS)
     await consoleAccountLogin(s, email, PASSWORD)
+  })
+
+  test('a stranger failing on purpose locks out only their own address: the owner, elsewhere, still logs in', async () => {
+    const { email } = await person(a, 'emisor')
+    const deps = s.server.deps
+    for (let i = 0; i < 10; i++) await expect(verifyPassword(deps, { email, password: `mala ${i}`, address: '203.0.113.9' })).rejects.toThrow(LOGIN_FAILED)
+    // The stranger's address is locked, even with the right password...
+    await expect(verifyPassword(deps, { email, password: PASSWORD, address: '203.0.113.9' })).rejects.toThrow(LOGIN_FAILED)
+    // ...the owner's office is not, and the lock is a row of that pair, kept in the database.
+    expect((await verifyPassword(deps, { email, password: PASSWORD, address: '198.51.100.20' })).needsTotp).toBe(false)
+    const rows = deps.store.sqlite.query('SELECT address, locked_until FROM console_login_failures WHERE account_id = ?').all(accountIdOf(email)) as Array<{ address: string; locked_until: string | null }>
+    expect(rows.map((r) => r.address)).toEqual(['203.0.113.9'])
+    expect(Date.parse(rows[0]!.locked_until!)).toBe(clock.now().getTime() + LOCK_MS)
   })
 
   test('an address past 20 failures a minute gets 429, even with the right password, until the minute ends', async () => {

@@ -76,7 +76,7 @@ function InviteForm(props: { request: Request; form: FormData | null; failure: F
         <SelectField name="role" label="Rol" value={v('role') ?? 'emisor'} errors={errors} options={ROLE_OPTIONS} required />
       </div>
       <p class="hint">{ROLE_HINT}</p>
-      <p class="hint">¿Alguien olvidó su contraseña? Invite de nuevo su correo: con el enlace nuevo define otra.</p>
+      <p class="hint">¿Alguien olvidó su contraseña? Invite de nuevo su correo: con el enlace nuevo define otra. Si esa persona trabaja también para empresas que usted no administra, el enlace solo suma esta empresa y la contraseña la repone el administrador de la instalación.</p>
       <div class="actions">
         <button type="submit" class="primary">
           Crear invitación

@@ -33,7 +33,7 @@ export function InvitationPage(props: { csrf: string; token: string; view: Invit
               </p>
               {view.mode === 'nueva' && <p>Cree su contraseña para entrar a la consola con este correo.</p>}
               {view.mode === 'restablecer' && <p>Defina una contraseña nueva. Al guardarla se cierran todas las sesiones abiertas de su cuenta.</p>}
-              {view.mode === 'confirmar' && <p>Ya tiene una cuenta con este correo: escriba su contraseña para sumar esta empresa a su cuenta.</p>}
+              {view.mode === 'confirmar' && <p>Ya tiene una cuenta con este correo: escriba su contraseña para sumar esta empresa a su cuenta. Si la olvidó, este enlace no la repone: pídale al administrador de la instalación una invitación nueva.</p>}
               {view.mode === 'nueva' && <Field name="nombre" label="Su nombre" value={props.nombre ?? null} errors={errors} autocomplete="name" hint="Opcional: así lo reconocen en la lista de cuentas." />}
               {view.mode === 'confirmar' ? (
                 <>

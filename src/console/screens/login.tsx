@@ -46,7 +46,7 @@ export function LoginPage(props: { csrf: string; error: string | null; errorFor?
               Entrar
             </button>
           </form>
-          <p class="muted">¿Olvidó su contraseña? Pida a un administrador de su empresa una invitación nueva para su correo.</p>
+          <p class="muted">¿Olvidó su contraseña? Pida a un administrador de su empresa una invitación nueva para su correo (si trabaja para varias empresas, al administrador de la instalación).</p>
         </section>
         <details class="card" open={keyError !== null}>
           <summary>Con una API key (integradores)</summary>
