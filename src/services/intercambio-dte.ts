@@ -54,6 +54,17 @@ export function receiverAddress(db: Db, dte: Pick<DteRow, 'empresa_id' | 'rut_re
 }
 
 /**
+ * Where a re-send goes (issue 27, review): the cliente's email as it is now comes first, because fixing the cliente
+ * is how a person corrects an address that bounced, and the request's `receptor.email` would otherwise win for ever;
+ * then the request's, then the SII's list. Null when none is known.
+ */
+export function resendAddress(db: Db, dte: Pick<DteRow, 'empresa_id' | 'rut_receptor' | 'request'>): string | null {
+  const cliente = findClienteByRut(db, dte.empresa_id, dte.rut_receptor)?.email
+  if (cliente && isValidEmail(cliente)) return cliente
+  return receiverAddress(db, dte)
+}
+
+/**
  * A step of sii-track, in the transaction that moves the DTE to aceptado or con_reparos: its exchange row and its mail
  * to the receiver (sent later by the outbox, DESIGN §13 "Issuance never waits for mail"). Boletas, and DTEs in any
  * other estado, get nothing. Returns the new row, or null when none was opened.

@@ -10,7 +10,7 @@ import { enqueueMail, findMailOfDte } from '../db/mail-outbox-store'
 import { TimbreError } from '../errors'
 import type { Deps } from './deps'
 import { toIntercambioRecord, type IntercambioRecord } from './dtes'
-import { envioDteSubject, receiverAddress } from './intercambio-dte'
+import { envioDteSubject, resendAddress } from './intercambio-dte'
 
 /** The exchange estados a person may re-send from: every other one is still on its way or already delivered. */
 export const ESTADOS_REENVIABLES = ['error', 'sin_destinatario'] as const
@@ -23,13 +23,24 @@ export function canResendIntercambio(estado: string | null | undefined): boolean
 const notAllowed = (dteId: string, estado: string | null, motivo: string) =>
   new TimbreError('ACCION_NO_PERMITIDA', { message: `No se puede reenviar el correo: ${motivo.charAt(0).toLowerCase()}${motivo.slice(1)}`, context: { dte_id: dteId, intercambio_estado: estado, motivo } })
 
+/** Where a re-send of the DTE's mail would go now (the console shows it beside the button), or null. */
+export function resendTarget(deps: Pick<Deps, 'store'>, input: { readonly empresaId: string; readonly id: string }): string | null {
+  const dte = findDte(deps.store.db, input.empresaId, input.id)
+  if (!dte) throw new TimbreError('NOT_FOUND')
+  return resendAddress(deps.store.db, dte)
+}
+
 /**
  * POST /dte/{id}/intercambio/reenviar: queues the DTE's mail again and answers its `intercambio` record, now
- * `pendiente`. The address is looked up again as at the acceptance (request, cliente, SII list), so a cliente whose
- * email was added or corrected since is the one mailed. 409 ACCION_NO_PERMITIDA, with `context.motivo` in words,
- * when the exchange is not in `error` or `sin_destinatario`, or when still no address is known.
+ * `pendiente`. The address is looked up again, the cliente's current email first (intercambio-dte.ts resendAddress),
+ * so a cliente whose email was added or corrected since is the one mailed. `expectedEmail` is the address the person
+ * was shown: if it changed meanwhile, nothing is sent and the refusal names the new one. 409 ACCION_NO_PERMITIDA, with
+ * `context.motivo` in words, when the exchange is not in `error` or `sin_destinatario`, or when no address is known.
  */
-export function resendIntercambio(deps: Pick<Deps, 'store' | 'clock' | 'log'>, input: { readonly empresaId: string; readonly id: string }): IntercambioRecord {
+export function resendIntercambio(
+  deps: Pick<Deps, 'store' | 'clock' | 'log'>,
+  input: { readonly empresaId: string; readonly id: string; readonly expectedEmail?: string | null },
+): IntercambioRecord {
   const at = isoTimestamp(deps.clock.now())
   const { empresaId, id } = input
   // IMMEDIATE: two presses of the button at once see one `error`; the second finds `pendiente` and is refused.
@@ -41,8 +52,10 @@ export function resendIntercambio(deps: Pick<Deps, 'store' | 'clock' | 'log'>, i
       if (!row) throw notAllowed(id, null, 'El documento aún no se envía al receptor: se envía cuando el SII lo acepta, y las boletas no se envían.')
       if (!canResendIntercambio(row.estado))
         throw notAllowed(id, row.estado, row.estado === 'enviado' ? 'El correo ya fue enviado al receptor.' : 'El correo está en cola y se envía solo; se reenvía solo cuando terminó en error.')
-      const email = receiverAddress(tx, dte)
+      const email = resendAddress(tx, dte)
       if (email === null) throw notAllowed(id, row.estado, 'Aún no se conoce el correo de intercambio del receptor: agréguelo al cliente con ese RUT.')
+      if (input.expectedEmail != null && input.expectedEmail !== email)
+        throw notAllowed(id, row.estado, `El correo del receptor cambió mientras tanto: ahora es ${email}. Revíselo y vuelva a reenviar.`)
       const empresa = findEmpresaById(tx, empresaId)
       if (!empresa) throw new Error(`empresa ${empresaId} of DTE ${id} is missing`)
       // The envelope signed for the first attempt is sent again when there is one: the same file the receiver may

@@ -65,8 +65,16 @@ test('in error: the button re-sends, the mail arrives, and the detail shows Envi
   expect(before.html).toContain('Error al enviar')
   expect(before.html).toContain(BUTTON)
   expect(before.html).toContain(`action="/console/documentos/${id}/intercambio/reenviar"`)
+  // The page says where the mail goes, and posts that address back.
+  expect(before.html).toContain(`Se enviará a ${B_MAIL}`)
+  expect(before.html).toContain(`name="email" value="${B_MAIL}"`)
+  // If the address changed after the page was shown, nothing is sent and the new one is named.
+  const stale = await writer.post(`/console/documentos/${id}/intercambio/reenviar`, { email: 'otro@antes.cl' })
+  expect(stale.status).toBe(409)
+  expect(stale.html).toContain(`ahora es ${B_MAIL}`)
+  expect(await deliverDueMail(s.server.deps)).toBe(0)
 
-  const posted = await writer.post(`/console/documentos/${id}/intercambio/reenviar`, {})
+  const posted = await writer.post(`/console/documentos/${id}/intercambio/reenviar`, { email: B_MAIL })
   expect(posted.status).toBe(303)
   expect(posted.location).toBe(`/console/documentos/${id}?aviso=reenviado`)
   const queued = await writer.get(posted.location!)

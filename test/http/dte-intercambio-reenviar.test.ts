@@ -92,6 +92,22 @@ test('refused for good (550): intercambio error; re-sent → 202 pendiente; the 
   expect(rows(id)).toHaveLength(2)
 }, 60_000)
 
+test("a request's email that bounced, then the cliente corrected: the re-send goes to the cliente's address (review)", async () => {
+  const rut = testRut()
+  const id = await factura({ rut, email: 'dte@receptor-c-con-error.cl' })
+  hub.failNext(1, 550, 'No such user')
+  expect(await deliverDueMail(s.server.deps)).toBe(1)
+  expect(await intercambio(id)).toMatchObject({ estado: 'error', email: 'dte@receptor-c-con-error.cl' })
+  const alta = await s.request('POST', '/api/v1/billing/clientes', { headers: { 'X-Api-Key': a.writeKey }, body: { rut, razon_social: 'Receptor SpA', email: C_MAIL } })
+  expect(alta.status).toBe(201)
+  const res = await reenviar(id)
+  expect(res.status).toBe(202)
+  expect(res.json).toMatchObject({ estado: 'pendiente', email: C_MAIL })
+  expect(await deliverDueMail(s.server.deps)).toBe(1)
+  await hub.waitForSent((m) => m.to.includes(C_MAIL), 10_000)
+  expect(await intercambio(id)).toMatchObject({ estado: 'enviado', email: C_MAIL })
+}, 60_000)
+
 test('sin_destinatario: refused while no address is known; once the cliente has an email, re-sent there and delivered', async () => {
   const rut = testRut()
   const id = await factura({ rut })

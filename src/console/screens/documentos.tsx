@@ -19,8 +19,8 @@ import type { Deps } from '../../services/deps'
 import { getDtePdf } from '../../services/dte-pdf'
 import { getDte, getDteXml, listDtes, requestSubmission, type DteListQuery, type DteRecord, type HistorialSii, type IntercambioRecord } from '../../services/dtes'
 import { getPartesEmitidas } from '../../services/dte-partes'
-import { canResendIntercambio, resendIntercambio } from '../../services/resend-intercambio'
-import { empresaIdOf, requireWrite, sessionOf } from '../context'
+import { canResendIntercambio, resendIntercambio, resendTarget } from '../../services/resend-intercambio'
+import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { formatPesos } from '../../domain/numero-cl'
 import { ErrorSummary, Field, failureOf, formatDateTime, formatFecha, formatNumber, formatRut, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { estadoBadge, estadoLabel, INTERCAMBIO_LABEL } from '../estados'
@@ -590,26 +590,29 @@ function IntercambioFacts(props: { i: IntercambioRecord }) {
  * "Reenviar al receptor" for a mail that ended in error or never left for want of an address (services/
  * resend-intercambio.ts), and only for a session that can write: the door refuses the POST of a read-only one anyway.
  */
-function Reenviar(props: { request: Request; dte: DteRecord }) {
+function Reenviar(props: { deps: Deps; request: Request; dte: DteRecord }) {
   const session = sessionOf(props.request)
   const i = props.dte.intercambio
   if (!session.canWrite || !canResendIntercambio(i?.estado)) return null
+  const target = resendTarget(props.deps, { empresaId: empresaIdOf(props.request), id: props.dte.id })
   return (
     <form method="post" action={`${BASE}/${props.dte.id}/intercambio/reenviar`} class="actions">
       <CsrfInput session={session} />
+      {/* The address shown is the one sent to: if it changes before the click, the service refuses and says so. */}
+      <input type="hidden" name="email" value={target ?? ''} />
       <button type="submit" class="primary">
         Reenviar al receptor
       </button>
       <span class="hint">
-        {i?.estado === 'sin_destinatario'
+        {target === null
           ? 'Antes agregue el correo de intercambio al cliente con el RUT del receptor: se envía a ese correo.'
-          : 'Se envía de nuevo el mismo documento al correo del receptor (el del cliente, si lo cambió).'}
+          : `Se enviará a ${target} (el correo del cliente con ese RUT, si tiene uno; corríjalo en Clientes si no es el correcto).`}
       </span>
     </form>
   )
 }
 
-function Intercambio(props: { request: Request; dte: DteRecord }) {
+function Intercambio(props: { deps: Deps; request: Request; dte: DteRecord }) {
   const i = props.dte.intercambio
   return (
     <section class="card" aria-labelledby="intercambio">
@@ -623,7 +626,7 @@ function Intercambio(props: { request: Request; dte: DteRecord }) {
       ) : (
         <>
           <IntercambioFacts i={i} />
-          <Reenviar request={props.request} dte={props.dte} />
+          <Reenviar deps={props.deps} request={props.request} dte={props.dte} />
           <h3>Acciones del receptor en el SII</h3>
           {i.eventos_receptor.length === 0 ? (
             <p class="muted">Sin acciones registradas.</p>
@@ -747,7 +750,7 @@ function DetailBody(props: { deps: Deps; request: Request; dte: DteRecord; failu
       <Totales dte={dte} />
       <Referencias dte={dte} />
       <Seguimiento dte={dte} />
-      <Intercambio request={props.request} dte={dte} />
+      <Intercambio deps={props.deps} request={props.request} dte={dte} />
       {Object.keys(dte.metadata).length > 0 && (
         <section class="card" aria-labelledby="metadata">
           <h2 id="metadata">Metadata</h2>
@@ -815,7 +818,7 @@ export const documentoScreens = (deps: Deps) =>
       const empresaId = empresaIdOf(request)
       const id = pathId(params.id)
       try {
-        resendIntercambio(deps, { empresaId, id })
+        resendIntercambio(deps, { empresaId, id, expectedEmail: textField(formOf(request), 'email') })
         return redirect(`${BASE}/${id}?aviso=reenviado`)
       } catch (err) {
         if (!(err instanceof TimbreError) || err.code !== 'ACCION_NO_PERMITIDA') throw err
