@@ -17,7 +17,8 @@ export type NumeroLeido = { readonly ok: true; readonly value: number } | { read
 export const MENSAJE_PESOS_ENTEROS = 'Un monto en pesos es un número entero, sin decimales (los miles se separan con punto: 12.500).'
 
 // Digits grouped by dots in threes (12.500, 1.250.000) or not grouped at all (12500); then an optional decimal comma.
-const ENTERO = String.raw`(?:\d{1,3}(?:\.\d{3})+|\d+)`
+// A grouped number starts with 1-9: `0.500` groups nothing and is refused, never read as five hundred.
+const ENTERO = String.raw`(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)`
 const NUMERO = new RegExp(String.raw`^(-)?(${ENTERO})(?:,(\d+))?$`)
 
 /**

@@ -207,3 +207,26 @@ test('a 43 with its commission, issued from the form and checked through the API
   expect(xml).toMatch(/<Comisiones><NroLinCom>1<\/NroLinCom><TipoMovim>C<\/TipoMovim><Glosa>Comisión de venta 8 %<\/Glosa><TasaComision>8<\/TasaComision><ValComNeto>8000<\/ValComNeto><ValComExe>0<\/ValComExe><ValComIVA>1520<\/ValComIVA><\/Comisiones>/)
   await page.context().close()
 }, 60_000)
+
+test('a form the server rendered for a 52, switched to a 33 with script, still issues: the hidden guía fields do not block it (review)', async () => {
+  const page = await openForm()
+  await page.locator('select[name=tipo_dte]').selectOption('52')
+  // A refused 52 (submitted without the browser's checks): the server renders the form for the 52, ind_traslado required.
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST')
+  await page.evaluate(() => (document.querySelector('select[name="tipo_dte"]') as HTMLSelectElement).form!.submit())
+  expect((await answered).status()).toBe(400)
+  await page.waitForLoadState('load')
+  expect(await page.locator('select[name="ind_traslado"]').getAttribute('required')).not.toBeNull()
+  await page.locator('select[name=tipo_dte]').selectOption('33')
+  expect(await page.locator('select[name="ind_traslado"]').isDisabled()).toBe(true)
+  await fillReceptor(page, { rut: '76.543.210-3', razon_social: 'Comercializadora Los Andes SpA', giro: 'Venta al por mayor', direccion: 'Av. Providencia 1234', comuna: 'Providencia', ciudad: 'Santiago' })
+  await field(page, 'detalle.0.nombre').fill('Malla raschel')
+  await field(page, 'detalle.0.cantidad').fill('1')
+  await field(page, 'detalle.0.precio').fill('12.500')
+  await page.getByRole('button', { name: 'Emitir documento' }).click()
+  await page.waitForURL(/\/console\/documentos\/[0-9a-f-]{36}/)
+  const id = /documentos\/([0-9a-f-]{36})/.exec(page.url())![1]!
+  const dte = (await (await fetch(`${serve.url}/api/v1/billing/dte/${id}`, { headers: { 'X-Api-Key': key } })).json()) as { tipo_dte: number; monto_total: number }
+  expect(dte).toMatchObject({ tipo_dte: 33, monto_total: 14875 })
+  await page.context().close()
+}, 60_000)

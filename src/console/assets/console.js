@@ -45,6 +45,11 @@
     var tipo = select.value
     var has = function (el, attr) { return (' ' + el.getAttribute(attr) + ' ').indexOf(' ' + tipo + ' ') >= 0 }
     form.querySelectorAll('[data-tipos]').forEach(function (el) { el.hidden = !has(el, 'data-tipos') })
+    // A control in a hidden part is disabled too: the browser neither validates it (a hidden, empty, required select
+    // would block "Emitir" with no message) nor sends it. The server drops those parts anyway (emitir-body.ts).
+    form.querySelectorAll('[data-tipos] input, [data-tipos] select, [data-tipos] textarea').forEach(function (control) {
+      control.disabled = control.closest('[data-tipos][hidden]') !== null
+    })
     // A list the type requires (a 43's commissions, a note's references) opens; one opened by hand stays open.
     form.querySelectorAll('details[data-open-tipos]').forEach(function (el) { if (has(el, 'data-open-tipos')) el.open = true })
     form.querySelectorAll('[data-required-tipos]').forEach(function (input) {

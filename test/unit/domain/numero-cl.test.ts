@@ -35,7 +35,7 @@ describe('reading', () => {
     expect(parseNumeroCL('12,5', { decimales: false, mensajeEntero: 'Es un número entero.' })).toEqual({ ok: false, message: 'Es un número entero.' })
   })
 
-  test.each(['12.5', '1.2345', '1,234.56', '12.50'])('%p: a decimal point is refused rather than guessed', (raw) => {
+  test.each(['12.5', '1.2345', '1,234.56', '12.50', '0.500', '000.500'])('%p: a decimal point is refused rather than guessed', (raw) => {
     const read = parseNumeroCL(raw, DECIMAL)
     expect(read.ok).toBe(false)
     expect(!read.ok && read.message).toContain('coma')
