@@ -337,3 +337,8 @@ export function findDtesByTrackId(db: Db, empresaId: string, trackId: string): D
   const bare = trackId.replace(/^0+(?=\d)/, '')
   return db.select().from(dtes).where(and(eq(dtes.empresa_id, empresaId), sql`ltrim(${dtes.track_id}, '0') = ${bare}`)).all()
 }
+
+/** The highest DTE id in the store (UUIDv7: the newest), or null: where a restarted process's id sequence resumes. */
+export function newestDteId(db: Db): string | null {
+  return db.select({ id: dtes.id }).from(dtes).orderBy(desc(dtes.id)).limit(1).get()?.id ?? null
+}

@@ -60,9 +60,29 @@ function issuerNameOf(der: Uint8Array): string | null {
   const attrs = new Map<string, string>()
   for (const line of issuer.split('\n')) {
     const eq = line.indexOf('=')
-    if (eq > 0 && !attrs.has(line.slice(0, eq))) attrs.set(line.slice(0, eq), line.slice(eq + 1))
+    if (eq > 0 && !attrs.has(line.slice(0, eq))) attrs.set(line.slice(0, eq), unescapeDnValue(line.slice(eq + 1)))
   }
   return attrs.get('CN') || attrs.get('O') || null
+}
+
+/**
+ * A name attribute as a person reads it: X509Certificate escapes RFC 4514's specials (`Acepta\, CA \"Clase 3\"`) and
+ * may write bytes as `\HH` (UTF-8); both are undone, so the page shows `Acepta, CA "Clase 3"`.
+ */
+function unescapeDnValue(value: string): string {
+  const bytes: number[] = []
+  const chars = Array.from(value)
+  for (let i = 0; i < chars.length; i++) {
+    const hex = chars[i] === '\\' ? `${chars[i + 1] ?? ''}${chars[i + 2] ?? ''}` : ''
+    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16))
+      i += 2
+    } else {
+      if (chars[i] === '\\' && i + 1 < chars.length) i += 1
+      bytes.push(...Buffer.from(chars[i]!, 'utf8'))
+    }
+  }
+  return Buffer.from(bytes).toString('utf8')
 }
 
 export async function uploadCertificado(deps: Pick<Deps, 'store' | 'vault' | 'clock' | 'tasks'>, input: { empresaId: string; pfx: Uint8Array; password: string }): Promise<CertificadoStatus> {

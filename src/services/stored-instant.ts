@@ -4,8 +4,10 @@
 // or a test's clock stands still: ids stay strictly increasing in this process, and created_at never decreases down a
 // page. Within one millisecond a 12-bit counter in UUIDv7's rand_a orders the ids (RFC 9562 §6.2, method 1); past 4096
 // in one millisecond the instant moves on by a millisecond, a drift nobody can see. One sequence per database (the
-// serve lock keeps one process per data dir), so tests that run several servers with their own clocks do not mix.
+// serve lock keeps one process per data dir), so tests that run several servers with their own clocks do not mix; it
+// resumes after the newest stored id, so a clock that stepped back across a restart does not take the order back.
 import { getRandomValues } from 'node:crypto'
+import { newestDteId } from '../db/dte-store'
 import type { Store } from '../db/open'
 
 export interface StoredInstant {
@@ -16,6 +18,14 @@ export interface StoredInstant {
 export class StoredInstants {
   private lastMs = 0
   private counter = 0
+
+  /** `after`: an id this sequence must stay above (the newest stored one). */
+  constructor(after: string | null = null) {
+    if (after === null) return
+    const hex = after.replaceAll('-', '')
+    this.lastMs = parseInt(hex.slice(0, 12), 16)
+    this.counter = parseInt(hex.slice(13, 16), 16)
+  }
 
   next(nowMs: number): StoredInstant {
     if (nowMs > this.lastMs) {
@@ -33,7 +43,7 @@ const perStore = new WeakMap<Store, StoredInstants>()
 
 export function storedInstantsOf(store: Store): StoredInstants {
   let instants = perStore.get(store)
-  if (!instants) perStore.set(store, (instants = new StoredInstants()))
+  if (!instants) perStore.set(store, (instants = new StoredInstants(newestDteId(store.db))))
   return instants
 }
 

@@ -73,6 +73,15 @@ describe('POST /empresa/certificado/pfx', () => {
     expect((await s.request('GET', CERT, { headers: { 'X-Api-Key': tenant.readKey } })).json).toMatchObject(expected)
   })
 
+  test('an authority whose name holds a comma and quotes is shown as written, not escaped (review)', async () => {
+    const tenant = await s.tenant(testRut())
+    const ca = makeCertificate({ rut: null, commonName: 'Acepta, CA "Clase 3" Ñuñoa', isCa: true, keySlot: 4 })
+    const leaf = makeCertificate({ rut: '07880442-4', commonName: 'ANA PÉREZ', issuer: ca, notAfter: new Date(Date.now() + 300 * day), keySlot: 5 })
+    const res = await s.request('POST', PFX, { headers: { 'X-Api-Key': tenant.writeKey }, body: { pfx_base64: Buffer.from(exportPfx(leaf, 'x', '3des')).toString('base64'), password: 'x' } })
+    expect(res.status).toBe(201)
+    expect(res.json.emisor_certificado).toBe('Acepta, CA "Clase 3" Ñuñoa')
+  })
+
   test('JSON upload (OpenSSL 3 AES) replaces the active certificate; the old one is kept inactive', async () => {
     const pfx = exportPfx(identity('11111111-1', new Date(Date.now() + 100 * day), 2), 'otra', 'aes256')
     const res = await s.request('POST', PFX, { headers: { 'X-Api-Key': t.writeKey }, body: { pfx_base64: Buffer.from(pfx).toString('base64'), password: 'otra' } })

@@ -38,4 +38,12 @@ describe('StoredInstants', () => {
     expect(later.at.getTime()).toBe(ahead + 1_000)
     expect(later.id > back.id).toBe(true)
   })
+
+  test('a sequence resumed after a stored id stays above it, even when the clock is behind it', () => {
+    const stored = new StoredInstants().next(Date.now() + 90_000)
+    const resumed = new StoredInstants(stored.id)
+    const next = resumed.next(Date.now())
+    expect(next.id > stored.id).toBe(true)
+    expect(next.at.getTime()).toBe(stored.at.getTime())
+  })
 })
