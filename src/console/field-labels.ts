@@ -187,6 +187,8 @@ const DOT_PATH = new RegExp(`\\b(?:${[...Object.keys(OBJECT_NAMES), ...Object.ke
 export function messageInWords(message: string): string {
   return message
     .replace(/\s*\((?:[^()]*(?:\bdocs\/|\.xsd\b)[^()]*)\)/g, '')
+    // `(MntBruto)`, `(MntTotal, TasaIVA)`: the XML's element names, which say nothing to a person.
+    .replace(/\s*\([A-Z][a-z]+[A-Z][A-Za-z]*(?:,\s*[A-Z][a-z]+[A-Z][A-Za-z]*)*\)/g, '')
     .replace(/\b(En pesos|En moneda extranjera), precio\b/g, '$1, «Precio unitario»')
     .replace(DOT_PATH, (path) => `«${fieldLabel(path)}»`)
     .replace(/\b[a-z]+(?:_[a-z]+)+\b/g, (name) => (FIELD_LABELS[name] === undefined ? asWords(name).toLocaleLowerCase('es-CL') : `«${FIELD_LABELS[name]}»`))

@@ -318,6 +318,7 @@ function ClientePicker(props: { clientes: readonly ClienteRecord[] }) {
       </select>
       <small id="cliente-guardado-ayuda" class="hint">
         Completa los datos del receptor, que puede cambiar antes de emitir.
+        {props.clientes.length >= PICKER_LIMIT && ` La lista muestra los ${PICKER_LIMIT} clientes guardados más recientes; para otro, búsquelo en Clientes y copie sus datos.`}
       </small>
     </div>
   )
@@ -329,7 +330,7 @@ function ProductoPicker(props: { index: number; productos: readonly ProductoReco
   return (
     <div class="field">
       <label for={id}>Producto guardado</label>
-      <select id={id} data-fill="" data-fill-prefix={`detalle.${props.index}.`} autofocus={props.autofocus}>
+      <select id={id} data-fill="" data-fill-prefix={`detalle.${props.index}.`} autofocus={props.autofocus} aria-describedby={`${id}-ayuda`}>
         <option value="">Elegir un producto…</option>
         {props.productos.map((p) => (
           <option
@@ -349,6 +350,11 @@ function ProductoPicker(props: { index: number; productos: readonly ProductoReco
           </option>
         ))}
       </select>
+      {/* A product's price is in pesos: on an export (110-112) the line's price is in the operation's currency. */}
+      <small id={`${id}-ayuda`} class="hint">
+        Completa la línea con el precio en pesos del producto; en una exportación, cámbielo por el precio en la moneda de la operación.
+        {props.productos.length >= PICKER_LIMIT && ` Se muestran los ${PICKER_LIMIT} productos guardados más recientes.`}
+      </small>
     </div>
   )
 }

@@ -110,6 +110,7 @@ describe('field labels', () => {
     expect(shown.filter((m) => /docs\/|\.md\b|\.xsd\b/.test(m))).toEqual([])
     expect(shown.filter((m) => /\b(?:receptor|detalle|referencias|comisiones|export_data|context)\.[a-z0-9_]/.test(m))).toEqual([])
     expect(messageInWords('Requerida cuando se indica smtp.user.')).toBe('Requerida cuando se indica «Envío (SMTP), Usuario».')
+    expect(messageInWords('Supera el total del documento (MntTotal, TasaIVA).')).toBe('Supera el total del documento.')
     expect(messageInWords('Indique codigo_ref: 1 anula, 2 corrige texto, 3 corrige montos.')).toBe('Indique «Código de referencia»: 1 anula, 2 corrige texto, 3 corrige montos.')
     expect(messageInWords('La liquidación-factura (43) requiere sus comisiones (docs/sii-protocol.md §2.2).')).toBe('La liquidación-factura (43) requiere sus comisiones.')
     // The API's limits, written as JavaScript writes numbers, are shown as the form shows them; Chilean ones stay.
