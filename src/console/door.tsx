@@ -6,7 +6,7 @@ import { TimbreError } from '../errors'
 import { STATUS } from '../contracts/statuses'
 import { FailureWindow } from '../contracts/rate-limit'
 import { CONSOLE_MAX_AGE_MS, csrfMatches, endSession, loginWithAccount, loginWithApiKey, redeemAdminLink, resumeSession, type ConsoleSession } from '../services/console-sessions'
-import { acceptInvitation, describeInvitation, PendingSecondFactors, verifyLoginCode, verifyPassword, type InvitationView } from '../services/console-accounts'
+import { acceptInvitation, describeInvitation, PendingSecondFactors, prepareLoginTiming, verifyLoginCode, verifyPassword, type InvitationView } from '../services/console-accounts'
 import type { Deps } from '../services/deps'
 import { assetResponse } from './assets'
 import { bindConsoleRequest, NoEmpresaSelected, sessionOf, textField } from './context'
@@ -117,6 +117,7 @@ function problemPage(title: string, message: string, status: number, session: Co
 }
 
 export function createConsoleDoor(deps: Deps): ConsoleDoor {
+  prepareLoginTiming()
   const failures = new FailureWindow(FAILED_LOGINS_PER_MINUTE, 60_000)
   const secondFactors = new PendingSecondFactors()
   const secure = deps.config.tlsCert !== null

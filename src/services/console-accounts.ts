@@ -99,6 +99,11 @@ function unknownAccountHash(): Promise<string> {
   return dummyHash
 }
 
+/** Made when the console starts, so not even the first unknown email after a start answers sooner (it would hash). */
+export function prepareLoginTiming(): void {
+  void unknownAccountHash()
+}
+
 const isLocked = (row: ConsoleAccountRow, nowMs: number) => row.locked_until !== null && Date.parse(row.locked_until) > nowMs
 
 /**
@@ -517,7 +522,10 @@ export async function changePassword(
 ): Promise<void> {
   const row = findAccountById(deps.store.db, input.accountId)
   if (!row) throw new TimbreError('NOT_FOUND')
-  if (isLocked(row, deps.clock.now().getTime()) || !(await Bun.password.verify(input.current.slice(0, PASSWORD_MAX_LENGTH), row.password_hash))) {
+  // Locked by wrong tries from this session: said as such, and not counted again (a right password is not "wrong").
+  if (isLocked(row, deps.clock.now().getTime()))
+    throw invalid([{ field: 'actual', code: 'INVALID_VALUE', message: 'Demasiados intentos fallidos: espere 15 minutos antes de volver a intentarlo.' }])
+  if (!(await Bun.password.verify(input.current.slice(0, PASSWORD_MAX_LENGTH), row.password_hash))) {
     recordFailure(deps, row)
     throw invalid([{ field: 'actual', code: 'INVALID_VALUE', message: 'La contraseña actual no es correcta.' }])
   }

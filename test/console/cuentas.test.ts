@@ -320,6 +320,18 @@ describe('logging in', () => {
     expect((await other.get('/console/documentos')).location).toBe('/console/entrar')
     await consoleAccountLogin(s, email, NEW)
   })
+
+  test('ten wrong current passwords in Mi cuenta lock the account; the right one is then told to wait, not that it is wrong', async () => {
+    const { client } = await person(a, 'lectura')
+    const NEW = 'contraseña nueva de lectura'
+    for (let i = 0; i < 10; i++) expect((await client.post('/console/mi-cuenta/contrasena', { actual: `mala ${i}`, password: NEW, password_repetida: NEW })).status).toBe(400)
+    const locked = await client.post('/console/mi-cuenta/contrasena', { actual: PASSWORD, password: NEW, password_repetida: NEW })
+    expect(locked.status).toBe(400)
+    expect(locked.html).toContain('Demasiados intentos fallidos')
+    expect(locked.html).not.toContain('no es correcta')
+    clock.advance(LOCK_MS)
+    expect((await client.post('/console/mi-cuenta/contrasena', { actual: PASSWORD, password: NEW, password_repetida: NEW })).status).toBe(303)
+  })
 })
 
 describe('roles', () => {
