@@ -196,6 +196,7 @@ export const NOMBRES_BULTOS: Readonly<Record<string, string>> = {
   BOLSA: 'Bolsa',
   CONT20: 'Contenedor de 20 pies',
   CONT40: 'Contenedor de 40 pies',
+  ROLLOS: 'Rollos',
   PALLETS: 'Pallets',
   BULTONOESP: 'Bulto no especificado',
   'SIN BULTO': 'Sin bulto',

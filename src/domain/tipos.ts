@@ -292,7 +292,7 @@ export const CLAUSULAS_VENTA: Readonly<Record<string, number>> = {
 /** Tipos de bulto most exports use → Aduana code (CodTpoBultos). */
 export const TIPOS_BULTO: Readonly<Record<string, number>> = {
   'CAJA DE CARTON': 22, FARDO: 23, BIDON: 34, BARRIL: 44, TAMBOR: 45, PAQUETE: 61, SACO: 62, BOLSA: 64, CONT20: 73,
-  CONT40: 74, PALLETS: 80, BULTONOESP: 93, 'SIN BULTO': 98,
+  CONT40: 74, ROLLOS: 13, PALLETS: 80, BULTONOESP: 93, 'SIN BULTO': 98,
 }
 
 /** Countries most exports go to → Aduana code (CodPaisRecep, CodPaisDestin, Nacionalidad). */
