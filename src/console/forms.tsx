@@ -150,11 +150,34 @@ function inputAttributes(p: FieldProps, id: string, invalid: boolean, described:
   return attrs as JSX.IntrinsicElements['input']
 }
 
+/** The ids an input's `aria-describedby` names: its hint and its errors, when it has them. */
+export function describedBy(id: string, hint: string | undefined, messages: readonly string[]): string {
+  return [hint ? `${id}-ayuda` : null, messages.length > 0 ? `${id}-error` : null].filter(Boolean).join(' ')
+}
+
+/** What every field shows under its control: the hint, then its errors, with the ids describedBy names. */
+export function FieldNotes(props: { id: string; hint?: string; messages: readonly string[] }) {
+  return (
+    <>
+      {props.hint && (
+        <small id={`${props.id}-ayuda`} class="hint">
+          {props.hint}
+        </small>
+      )}
+      {props.messages.length > 0 && (
+        <p id={`${props.id}-error`} class="field-error">
+          {props.messages.join(' ')}
+        </p>
+      )}
+    </>
+  )
+}
+
 /** A labelled input with its hint and its errors beside it. */
 export function Field(p: FieldProps) {
   const id = fieldId(p.name)
   const messages = p.errors?.get(p.name) ?? []
-  const described = [p.hint ? `${id}-ayuda` : null, messages.length > 0 ? `${id}-error` : null].filter(Boolean).join(' ')
+  const described = describedBy(id, p.hint, messages)
   return (
     <div class={messages.length > 0 ? 'field field-invalid' : 'field'}>
       <label for={id}>
@@ -162,16 +185,7 @@ export function Field(p: FieldProps) {
         <RequiredMark required={p.required === true} switchable={p.requiredTipos !== undefined} />
       </label>
       <input {...inputAttributes(p, id, messages.length > 0, described)} />
-      {p.hint && (
-        <small id={`${id}-ayuda`} class="hint">
-          {p.hint}
-        </small>
-      )}
-      {messages.length > 0 && (
-        <p id={`${id}-error`} class="field-error">
-          {messages.join(' ')}
-        </p>
-      )}
+      <FieldNotes id={id} hint={p.hint} messages={messages} />
     </div>
   )
 }
@@ -208,7 +222,7 @@ export function SelectField(p: {
 }) {
   const id = fieldId(p.name)
   const messages = p.errors?.get(p.name) ?? []
-  const described = [p.hint ? `${id}-ayuda` : null, messages.length > 0 ? `${id}-error` : null].filter(Boolean).join(' ')
+  const described = describedBy(id, p.hint, messages)
   const option = (o: SelectOption) => (
     <option value={o.value} selected={o.value === (p.value ?? '')}>
       {o.label}
@@ -231,16 +245,7 @@ export function SelectField(p: {
         {p.options.map(option)}
         {p.groups?.map((g) => <optgroup label={g.label}>{g.options.map(option)}</optgroup>)}
       </select>
-      {p.hint && (
-        <small id={`${id}-ayuda`} class="hint">
-          {p.hint}
-        </small>
-      )}
-      {messages.length > 0 && (
-        <p id={`${id}-error`} class="field-error">
-          {messages.join(' ')}
-        </p>
-      )}
+      <FieldNotes id={id} hint={p.hint} messages={messages} />
     </div>
   )
 }

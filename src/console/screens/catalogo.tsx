@@ -8,7 +8,7 @@ import { decodeCursor } from '../../contracts/pagination'
 import { isUuid } from '../../contracts/common'
 import { TimbreError, validationError, type FieldError } from '../../errors'
 import type { ConsoleSession } from '../../services/console-sessions'
-import { fieldId, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
+import { describedBy, fieldId, FieldNotes, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
 import { CsrfInput } from '../page'
 
 /** As many rows per page as the API's default page (DESIGN §8). */
@@ -104,23 +104,14 @@ export function CatalogoSummary(props: { failure: Failure | null; labels: FieldL
 export function TextAreaField(p: { name: string; label: string; value: string | null; errors: FieldErrors; hint?: string; rows?: number }) {
   const id = fieldId(p.name)
   const messages = p.errors.get(p.name) ?? []
-  const described = [p.hint ? `${id}-ayuda` : null, messages.length > 0 ? `${id}-error` : null].filter(Boolean).join(' ')
+  const described = describedBy(id, p.hint, messages)
   return (
     <div class={messages.length > 0 ? 'field field-invalid field-wide' : 'field field-wide'}>
       <label for={id}>{p.label}</label>
       <textarea id={id} name={p.name} rows={p.rows ?? 3} aria-invalid={messages.length > 0 ? 'true' : undefined} aria-describedby={described || undefined}>
         {p.value ?? ''}
       </textarea>
-      {p.hint && (
-        <small id={`${id}-ayuda`} class="hint">
-          {p.hint}
-        </small>
-      )}
-      {messages.length > 0 && (
-        <p id={`${id}-error`} class="field-error">
-          {messages.join(' ')}
-        </p>
-      )}
+      <FieldNotes id={id} hint={p.hint} messages={messages} />
     </div>
   )
 }
