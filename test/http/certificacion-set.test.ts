@@ -1,0 +1,184 @@
+// Certification's set of tests over HTTP (DESIGN §15, issue 28): the SII's set file loaded, every case issued once
+// through the POST /dte path with the SET reference and its cited cases' folios, one EnvioDTE per set sent to the
+// in-process simulator and followed by the real jobs to the SII's answer; hostile files refused whole.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { siiSubmitJob } from '../../src/jobs/sii-submit'
+import { siiTrackJob } from '../../src/jobs/sii-track'
+import { createEmpresa } from '../../src/services/empresas'
+import { createApiKey } from '../../src/services/api-keys'
+import { testClock } from '../support/clock'
+import { provisionIssuer } from '../support/issuance'
+import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+
+const SETS = join(import.meta.dir, '../fixtures/sii/sets')
+const sintetico = readFileSync(join(SETS, 'sintetico-2026.txt'))
+const basico = readFileSync(join(SETS, '001-basico.txt'))
+const submit = siiSubmitJob(3_600_000)
+const track = siiTrackJob(3_600_000)
+const FINAL = new Set(['aceptado', 'rechazado', 'con_reparos'])
+
+describe('certificación: the set of tests', () => {
+  const clock = testClock()
+  let s: TestServer
+  let t: Tenant
+  const w = () => ({ 'X-Api-Key': t.writeKey })
+  const post = (path: string, body?: unknown, headers = w()) => s.request('POST', `/api/v1/billing/certificacion${path}`, { headers, ...(body !== undefined ? { body } : {}) })
+  const estado = async () => (await s.request('GET', '/api/v1/billing/certificacion', { headers: { 'X-Api-Key': t.readKey } })).json
+  const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64')
+
+  beforeAll(async () => {
+    s = await startTestServer({ clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    t = await s.tenant(testRut())
+    await provisionIssuer(s, t, { folios: 60, tipos: [33, 34, 52, 56, 61, 110, 111, 112] })
+  })
+  afterAll(() => s.stop())
+
+  async function drive(): Promise<any> {
+    for (let i = 0; i < 60; i++) {
+      await submit.runOnce(s.server.deps)
+      await track.runOnce(s.server.deps)
+      const e = await estado()
+      if (e.sets.every((set: any) => set.casos.every((c: any) => FINAL.has(c.estado) || c.estado === 'sin_emitir'))) return e
+      clock.advance(20_000)
+    }
+    return estado()
+  }
+
+  test('a new company starts with every stage pending and the first step in words', async () => {
+    const e = await estado()
+    expect(e.etapas.map((x: any) => [x.etapa, x.estado])).toEqual([
+      ['set_pruebas', 'pendiente'], ['simulacion', 'pendiente'], ['intercambio', 'pendiente'], ['muestras', 'pendiente'], ['declaracion', 'pendiente'],
+    ])
+    expect(e.etapas[0].siguiente_paso).toContain('descargue el set de pruebas')
+    expect(e.sets).toEqual([])
+  })
+
+  test('hostile files get a 400 naming the line, and nothing is stored', async () => {
+    const text = sintetico.toString('latin1')
+    const broken = text.replace('DOCUMENTO\tFACTURA ELECTRONICA', 'DOCUMENTO\tFACTURA INVENTADA')
+    let r = await post('/set', { archivo_base64: b64(Buffer.from(broken, 'latin1')) })
+    expect(r.status).toBe(400)
+    expect(r.json.code).toBe('VALIDATION_ERROR')
+    expect(r.json.details[0].field).toBe('archivo_base64')
+    expect(r.json.details[0].message).toMatch(/^Línea 13: .*FACTURA INVENTADA/)
+    // Re-saved as UTF-8: "Caña" would become "CaÃ±a" in the documents.
+    r = await post('/set', { archivo_base64: b64(Buffer.from(text, 'utf8')) })
+    expect(r.status).toBe(400)
+    expect(r.json.details[0].message).toContain('UTF-8')
+    // A note citing a case the file does not have.
+    r = await post('/set', { archivo_base64: b64(Buffer.from(text.replace('CORRESPONDIENTE A CASO 5102201-2', 'CORRESPONDIENTE A CASO 5102201-9'), 'latin1')) })
+    expect(r.status).toBe(400)
+    expect(r.json.details.map((d: any) => d.message).join('\n')).toContain('5102201-9')
+    // Multipart, an empty part.
+    const form = new FormData()
+    form.set('archivo', new Blob([]), 'set.txt')
+    r = await s.request('POST', '/api/v1/billing/certificacion/set', { headers: w(), rawBody: form })
+    expect(r.status).toBe(400)
+    expect(r.json.details[0].field).toBe('archivo')
+    expect((await estado()).sets).toEqual([])
+  })
+
+  test('a read-only key cannot load a set', async () => {
+    const r = await post('/set', { archivo_base64: b64(sintetico) }, { 'X-Api-Key': t.readKey })
+    expect(r.status).toBe(403)
+  })
+
+  test('the file loads: every set and case with the request it will issue, names as written', async () => {
+    const form = new FormData()
+    form.set('archivo', new Blob([sintetico]), 'SIISetDePruebas5102201.txt')
+    const r = await s.request('POST', '/api/v1/billing/certificacion/set', { headers: w(), rawBody: form })
+    expect(r.status).toBe(201)
+    expect(r.json.sets.map((x: any) => [x.nombre, x.numero_atencion])).toEqual([
+      ['BASICO', 5102201], ['GUIA DE DESPACHO', 5102202], ['EXPORTACION 1', 5102203], ['LIBRO DE VENTAS', 5102204], ['LIBRO DE COMPRAS', 5102205], ['LIBRO DE GUIAS', 5102206],
+    ])
+    const b = r.json.sets[0]
+    expect(b.casos.map((c: any) => [c.caso, c.tipo_dte, c.estado])).toEqual([
+      ['5102201-1', 33, 'sin_emitir'], ['5102201-2', 33, 'sin_emitir'], ['5102201-3', 33, 'sin_emitir'], ['5102201-4', 61, 'sin_emitir'],
+      ['5102201-5', 61, 'sin_emitir'], ['5102201-6', 61, 'sin_emitir'], ['5102201-7', 56, 'sin_emitir'],
+    ])
+    expect(b.casos[1].documento.detalle[0].nombre).toBe('Caña de pescar AFECTO')
+    expect(b.casos[4].referencia).toEqual({ caso: '5102201-2', codigo_ref: 3, razon: 'DEVOLUCION DE MERCADERIAS' })
+    expect(r.json.indicaciones[0]).toBe('INDICACIONES GENERALES:')
+    expect(r.json.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'en_curso' })
+  })
+
+  test('an export set in a foreign currency needs tpo_cambio, and nothing is issued without it', async () => {
+    const r = await post('/set/emitir', {})
+    expect(r.status).toBe(400)
+    expect(r.json.details).toEqual([expect.objectContaining({ field: 'tpo_cambio', code: 'REQUIRED' })])
+    expect((await estado()).sets.flatMap((x: any) => x.casos).every((c: any) => c.dte_id === null)).toBe(true)
+  })
+
+  test('emitir issues each case once, with SET and its cited folios, one envelope per set, and the SII accepts them', async () => {
+    const r = await post('/set/emitir', { tpo_cambio: 950.25 })
+    expect(r.status).toBe(200)
+    const casos = r.json.sets.flatMap((x: any) => x.casos)
+    expect(casos.every((c: any) => c.dte_id !== null && c.folio !== null)).toBe(true)
+    expect(r.json.envios.map((e: any) => [e.sets, e.documentos])).toEqual([[['BASICO'], 7], [['GUIA DE DESPACHO'], 3], [['EXPORTACION 1'], 2]])
+    expect(r.json.envios.every((e: any) => /^\d{10}$/.test(e.track_id))).toBe(true)
+
+    // The note of case 5: SET first, then the invoice of case 2 with the folio and date it got.
+    const byCaso = new Map(casos.map((c: any) => [c.caso, c]))
+    const nota = (await s.request('GET', `/api/v1/billing/dte/${(byCaso.get('5102201-5') as any).dte_id}`, { headers: { 'X-Api-Key': t.readKey } })).json
+    const factura = byCaso.get('5102201-2') as any
+    expect(nota.referencias[0]).toMatchObject({ tipo_doc_ref: 'SET', folio_ref: 0, razon_ref: 'CASO 5102201-5' })
+    expect(nota.referencias[1]).toMatchObject({ tipo_doc_ref: 33, folio_ref: factura.folio, codigo_ref: 3, razon_ref: 'DEVOLUCION DE MERCADERIAS' })
+    // The debit note that annuls a text correction reverses no amount.
+    const nd = (await s.request('GET', `/api/v1/billing/dte/${(byCaso.get('5102201-7') as any).dte_id}`, { headers: { 'X-Api-Key': t.readKey } })).json
+    expect(nd.monto_total).toBe(0)
+    expect(nd.referencias[1]).toMatchObject({ tipo_doc_ref: 61, folio_ref: (byCaso.get('5102201-4') as any).folio, codigo_ref: 1 })
+
+    const final = await drive()
+    expect(final.sets.flatMap((x: any) => x.casos).map((c: any) => c.estado).filter((e: string) => e !== 'aceptado')).toEqual([])
+    expect(final.envios.map((e: any) => e.estado)).toEqual(['aceptado', 'aceptado', 'aceptado'])
+    // The libros the set asks for are next.
+    expect(final.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'en_curso' })
+    expect(final.etapas[0].siguiente_paso).toContain('libros')
+  })
+
+  test('emitir again issues nothing new; a reloaded set is refused unless replaced, and then starts over', async () => {
+    const before = (await estado()).sets.flatMap((x: any) => x.casos).map((c: any) => c.dte_id)
+    const again = await post('/set/emitir', { tpo_cambio: 950.25 })
+    expect(again.status).toBe(200)
+    expect(again.json.sets.flatMap((x: any) => x.casos).map((c: any) => c.dte_id)).toEqual(before)
+    expect(again.json.envios).toHaveLength(3)
+
+    const r = await post('/set', { archivo_base64: b64(sintetico) })
+    expect(r.status).toBe(409)
+    expect(r.json.code).toBe('SET_YA_EMITIDO')
+    const replaced = await post('/set?reemplazar=true', { archivo_base64: b64(sintetico) })
+    expect(replaced.status).toBe(201)
+    expect(replaced.json.sets[0].casos.every((c: any) => c.estado === 'sin_emitir')).toBe(true)
+    // A file of one older-layout set replaces only its own set.
+    const solo = await post('/set?reemplazar=true', { archivo_base64: b64(basico) })
+    expect(solo.status).toBe(201)
+    expect(solo.json.sets.map((x: any) => x.nombre)).toEqual(['BASICO', 'GUIA DE DESPACHO', 'EXPORTACION 1', 'LIBRO DE VENTAS', 'LIBRO DE COMPRAS', 'LIBRO DE GUIAS'])
+    expect(solo.json.sets[0].numero_atencion).not.toBe(5102201)
+  })
+
+  test('the person records what the SII said of a stage', async () => {
+    const r = await post('/etapas/set_pruebas', { estado: 'aprobado', nota: 'Aprobado el 2026-11-28' })
+    expect(r.status).toBe(200)
+    expect(r.json.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'aprobado' })
+    expect(r.json.etapas[0].actualizado_at).not.toBeNull()
+    expect((await post('/etapas/otra', { estado: 'aprobado' })).status).toBe(404)
+    expect((await post('/etapas/muestras', { estado: 'aceptado' })).status).toBe(400)
+  })
+
+  test('a company in producción gets 409 NOT_IN_CERTIFICATION on every operation', async () => {
+    const empresa = createEmpresa(s.server.deps, {
+      rut: testRut(), razon_social: 'Ya Certificada SpA', giro: 'Comercio', acteco: [479100], direccion: 'Av. Uno 1', comuna: 'Santiago', ciudad: 'Santiago',
+      ambiente: 'produccion', numero_resolucion: 80, fecha_resolucion: '2014-08-22',
+    })
+    const key = createApiKey(s.server.deps, { empresaId: empresa.id, write: true, nombre: 'w' }).key
+    const h = { 'X-Api-Key': key }
+    for (const [method, path, body] of [
+      ['GET', '', undefined], ['POST', '/set', { archivo_base64: b64(sintetico) }], ['POST', '/set/emitir', {}], ['POST', '/etapas/set_pruebas', { estado: 'aprobado' }],
+    ] as const) {
+      const r = await s.request(method, `/api/v1/billing/certificacion${path}`, { headers: h, ...(body !== undefined ? { body } : {}) })
+      expect({ path, status: r.status, code: r.json?.code }).toEqual({ path, status: 409, code: 'NOT_IN_CERTIFICATION' })
+    }
+  })
+})
