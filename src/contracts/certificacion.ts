@@ -47,6 +47,15 @@ export function parseEmitirSet(body: unknown): { enviar: boolean; tpoCambio?: nu
   return { enviar: parsed.enviar ?? true, ...(parsed.tpo_cambio !== undefined ? { tpoCambio: parsed.tpo_cambio } : {}), reemitir: parsed.reemitir ?? false }
 }
 
+export const SimulacionBody = Type.Object(
+  { cantidad: Type.Integer({ minimum: 20, maximum: 100, description: 'Cuántos documentos (el SII pide entre 20 y 100).' }) },
+  { additionalProperties: false },
+)
+
+export function parseSimulacion(body: unknown): { cantidad: number } {
+  return parseBody<Static<typeof SimulacionBody>>(SimulacionBody, body, () => [])
+}
+
 export const EtapaBody = Type.Object(
   {
     estado: Type.Union([Type.Literal('aprobado'), Type.Literal('pendiente')], { description: 'Lo que el SII dijo en su sitio.' }),

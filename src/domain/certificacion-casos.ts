@@ -41,6 +41,8 @@ export interface OpcionesCaso {
   readonly tpoCambio?: number
   readonly receptor?: Receptor
   readonly receptorExtranjero?: Receptor
+  /** The SET first reference; false for the simulation's documents, which stand for the company's real ones. */
+  readonly referenciaSet?: boolean
 }
 
 export type SolicitudCaso =
@@ -69,7 +71,7 @@ export function necesitaTpoCambio(caso: CasoSet): boolean {
  * what each issued case got. Not issued until the cases it cites are: their folio and date are in its reference.
  */
 export function solicitudDeCaso(set: Pick<SetPruebas, 'casos'>, caso: CasoSet, emitidos: ReadonlyMap<string, CasoEmitido>, opts: OpcionesCaso): SolicitudCaso {
-  const referencias: Referencia[] = [{ tipo_doc_ref: TIPO_DOC_REF_SET, folio_ref: 0, fecha_ref: opts.fecha, razon_ref: razonSet(caso.caso) }]
+  const referencias: Referencia[] = opts.referenciaSet === false ? [] : [{ tipo_doc_ref: TIPO_DOC_REF_SET, folio_ref: 0, fecha_ref: opts.fecha, razon_ref: razonSet(caso.caso) }]
   let detalle = caso.documento.detalle
   if (caso.referenciaCaso) {
     const citado = emitidos.get(caso.referenciaCaso.caso)

@@ -6,6 +6,7 @@ import { isoTimestamp, santiagoDate, santiagoTimestamp } from '../clock'
 import {
   findCasos, findDteByCertificacionClave, findDtesById, findDueCertificacionEnvios, insertCertificacionEnvio, updateCaso, updateCertificacionEnvio,
 } from '../db/certificacion-store'
+import { foliosLeft } from '../db/caf-store'
 import { updateDteIf } from '../db/dte-store'
 import { findEnvio, insertEnvio, setEnvioTrackId } from '../db/envio-store'
 import type { CertificacionEnvioRow, DteRow, EmpresaRow } from '../db/schema'
@@ -39,7 +40,7 @@ export interface EmitirSetInput {
 // other's cases. A second call waits for the first and then finds the work done.
 const running = new Map<string, Promise<unknown>>()
 
-function serialized<T>(empresaId: string, work: () => Promise<T>): Promise<T> {
+export function serialized<T>(empresaId: string, work: () => Promise<T>): Promise<T> {
   const before = running.get(empresaId) ?? Promise.resolve()
   const next = before.catch(() => undefined).then(work)
   running.set(empresaId, next)
@@ -72,12 +73,28 @@ async function emitirSetNow(deps: CertificacionDeps, input: EmitirSetInput): Pro
       details: [{ field: 'tpo_cambio', code: 'REQUIRED', message: `El set de exportación está en ${monedas.join(', ')}: indique el tipo de cambio (el set no lo trae).` }],
     })
   }
+  checkFolios(deps, input.empresaId, pendientes.map((c) => c.tipoDte))
   for (const set of sets) {
     const nuevos = await emitirCasos(deps, empresa, set, input)
     if (input.enviar && nuevos.length > 0) await crearEnvio(deps, empresa, { clase: 'set', nombres: [set.set.nombre], dtes: nuevos })
   }
   if (input.enviar) await enviarPendientes(deps, input.empresaId)
   return estadoCertificacion(deps, { empresaId: input.empresaId })
+}
+
+/**
+ * Enough folios for every document about to be issued, per type, or 422 NO_FOLIOS_AVAILABLE before the first one: a
+ * set or a simulation stopped half way would leave documents no envelope carries. Certification needs certification
+ * CAFs (research §1.2 item 6).
+ */
+export function checkFolios(deps: CertificacionDeps, empresaId: string, tipos: readonly TipoDte[]): void {
+  const today = santiagoDate(deps.clock.now())
+  const needed = new Map<TipoDte, number>()
+  for (const t of tipos) needed.set(t, (needed.get(t) ?? 0) + 1)
+  for (const [tipo, n] of needed) {
+    const left = foliosLeft(deps.store.db, empresaId, tipo, today)
+    if (left < n) throw new TimbreError('NO_FOLIOS_AVAILABLE', { context: { tipo_dte: tipo, necesarios: n, disponibles: left }, message: `Faltan folios del tipo ${tipo}: se necesitan ${n} y quedan ${left}. Suba un CAF de certificación de ese tipo.` })
+  }
 }
 
 /**
@@ -134,7 +151,7 @@ async function emitirCasos(deps: CertificacionDeps, empresa: EmpresaRow, { row, 
   return nuevos
 }
 
-async function emitirCaso(
+export async function emitirCaso(
   deps: CertificacionDeps,
   { empresaId, clave, request, caso, today, check }: { empresaId: string; clave: string; request: EmitirDte; caso: string; today: string; check: CheckEmision },
 ): Promise<DteRow> {

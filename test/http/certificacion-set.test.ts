@@ -158,6 +158,44 @@ describe('certificación: the set of tests', () => {
     expect(solo.json.sets[0].numero_atencion).not.toBe(5102201)
   })
 
+  test('the simulation: 20 to 100 documents of the company, notes over its own invoices, in one envelope the SII accepts', async () => {
+    expect((await post('/simulacion', { cantidad: 19 })).status).toBe(400)
+    expect((await post('/simulacion', { cantidad: 101 })).status).toBe(400)
+    for (const [rut, razon] of [['76.086.428-5', 'Ferretería Ñuble Limitada'], ['96.790.240-3', 'Distribuidora Los Andes S.A.']]) {
+      const c = await s.request('POST', '/api/v1/billing/clientes', {
+        headers: w(), body: { rut, razon_social: razon, giro: 'Comercio al por mayor', direccion: 'Av. Collao 1202', comuna: 'Concepción', ciudad: 'Concepción' },
+      })
+      expect(c.status).toBe(201)
+    }
+    const r = await post('/simulacion', { cantidad: 25 })
+    expect(r.status).toBe(200)
+    const sim = r.json.envios.find((e: any) => e.clase === 'simulacion')
+    expect(sim).toMatchObject({ sets: ['SIMULACION'], documentos: 25 })
+    expect(sim.track_id).toMatch(/^\d{10}$/)
+    const list = (await s.request('GET', '/api/v1/billing/dte?limit=100', { headers: { 'X-Api-Key': t.readKey } })).json.items
+    const docs = list.filter((d: any) => d.metadata?.certificacion?.simulacion !== undefined)
+    expect(docs).toHaveLength(25)
+    // Its own clientes, never a SET reference, and every note citing one of the batch's invoices by the folio it got.
+    expect(new Set(docs.map((d: any) => d.rut_receptor))).toEqual(new Set(['76086428-5', '96790240-3']))
+    const folios33 = new Set(docs.filter((d: any) => d.tipo_dte === 33).map((d: any) => d.folio))
+    for (const d of docs) {
+      const full = (await s.request('GET', `/api/v1/billing/dte/${d.id}`, { headers: { 'X-Api-Key': t.readKey } })).json
+      expect(full.referencias.some((x: any) => x.tipo_doc_ref === 'SET')).toBe(false)
+      if (d.tipo_dte === 61) expect(folios33.has(full.referencias[0].folio_ref)).toBe(true)
+    }
+    let e: any
+    for (let i = 0; i < 60; i++) {
+      await submit.runOnce(s.server.deps)
+      await track.runOnce(s.server.deps)
+      e = await estado()
+      if (e.envios.find((x: any) => x.clase === 'simulacion').estado !== 'procesando') break
+      clock.advance(20_000)
+    }
+    expect(e.envios.find((x: any) => x.clase === 'simulacion').estado).toBe('aceptado')
+    expect(e.etapas[1]).toMatchObject({ etapa: 'simulacion', estado: 'enviado' })
+    expect(e.etapas[1].siguiente_paso).toContain(sim.track_id)
+  })
+
   test('the person records what the SII said of a stage', async () => {
     const r = await post('/etapas/set_pruebas', { estado: 'aprobado', nota: 'Aprobado el 2026-11-28' })
     expect(r.status).toBe(200)

@@ -3,8 +3,11 @@
 import { Elysia } from 'elysia'
 import { cargarSet, estadoCertificacion, registrarEtapa } from '../../services/certificacion'
 import { emitirSet } from '../../services/certificacion-emitir'
+import { simular } from '../../services/certificacion-simulacion'
 import type { Deps } from '../../services/deps'
-import { ArchivoBody, EmitirSetBody, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, readArchivo } from '../../contracts/certificacion'
+import {
+  ArchivoBody, EmitirSetBody, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
+} from '../../contracts/certificacion'
 import { validateEmision } from '../../contracts/dte'
 import { jsonBody } from '../../contracts/params'
 import { credentialOf } from '../request-context'
@@ -57,6 +60,23 @@ export const certificacionRoutes = (deps: Deps) =>
             'Cada caso pasa por el mismo camino que POST /dte (reglas, folio, TED, firma). `tpo_cambio` es el tipo de cambio de los sets de exportación (400 REQUIRED si falta). `reemitir: true` reemite con folios nuevos los casos rechazados o con reparos. Los documentos siguen su estado en el SII como cualquier DTE.',
           requestBody: { required: false, content: { 'application/json': { schema: EmitirSetBody } } },
           responses: { 200: estadoResponse('Estado tras emitir y enviar'), ...errorResponses(400, 409, 422) },
+        }),
+      },
+    )
+    .post(
+      '/simulacion',
+      async ({ request, body }) => {
+        const { cantidad } = parseSimulacion(body)
+        return simular(deps, { empresaId: credentialOf(request).empresaId, cantidad, check: validateEmision })
+      },
+      {
+        detail: extension({
+          operationId: 'generarSimulacion',
+          summary: 'Simulación: emite entre 20 y 100 documentos representativos de la empresa y los envía en un EnvioDTE (extensión)',
+          description:
+            'Tipos que cubrió el set (33, 34, 46, 52, 56, 61), con los clientes y productos de la empresa cuando los tiene, montos y descuentos variados y notas sobre sus propias facturas. 422 NO_FOLIOS_AVAILABLE antes de emitir si faltan folios.',
+          requestBody: jsonBody(SimulacionBody),
+          responses: { 200: estadoResponse('Estado tras la simulación'), ...errorResponses(400, 409, 422) },
         }),
       },
     )
