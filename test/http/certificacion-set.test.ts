@@ -32,6 +32,11 @@ describe('certificación: the set of tests', () => {
     s = await startTestServer({ clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
     t = await s.tenant(testRut())
     await provisionIssuer(s, t, { folios: 60, tipos: [33, 34, 52, 56, 61, 110, 111, 112] })
+    // The simulated SII checks a set envío against the sets it gave the company (docs/decisions/simulator.md "The set
+    // of tests"): the file this test loads is recorded for the tenant in the server's simulator, as a person rehearsing
+    // a real set does with `timbre sii-simulator set --from`.
+    const recorded = Bun.spawnSync([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'sii-simulator', 'set', '--rut', t.empresa.rut, '--from', join(SETS, 'sintetico-2026.txt'), '--data-dir', s.dataDir])
+    if (recorded.exitCode !== 0) throw new Error(`sii-simulator set: ${recorded.stderr.toString()}`)
   })
   afterAll(() => s.stop())
 
