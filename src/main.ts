@@ -10,6 +10,7 @@ import { health } from './cli/health'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
+import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
 import { stop } from './cli/stop'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
@@ -35,6 +36,7 @@ const COMMANDS: readonly Command[] = [
   restore,
   siiSimulator,
   siiSimulatorCaf,
+  siiSimulatorIntercambio,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
   contribuyentesImport,
