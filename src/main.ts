@@ -11,6 +11,7 @@ import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { siiSimulatorSet } from './cli/sii-simulator-set'
+import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
 import { stop } from './cli/stop'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
@@ -37,6 +38,7 @@ const COMMANDS: readonly Command[] = [
   siiSimulator,
   siiSimulatorCaf,
   siiSimulatorSet,
+  siiSimulatorIntercambio,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
   contribuyentesImport,
