@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { unzipSync } from 'fflate'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
 import { createEmpresa } from '../../src/services/empresas'
@@ -201,6 +202,31 @@ describe('certificación: the set of tests', () => {
     expect(e.etapas[1].siguiente_paso).toContain(sim.track_id)
   })
 
+  test('intercambio: the SII test envelope answered with the three signed files in a zip; the stage moves on', async () => {
+    const envelope = (rut: string) => {
+      const r = Bun.spawnSync([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'sii-simulator', 'intercambio', '--rut', rut, '--seed', '7'])
+      if (r.exitCode !== 0) throw new Error(r.stderr.toString())
+      return new Uint8Array(r.stdout)
+    }
+    const form = new FormData()
+    form.set('archivo', new Blob([envelope(t.empresa.rut)]), 'ENVIO_DTE_INTERCAMBIO.xml')
+    const r = await fetch(`${s.url}/api/v1/billing/certificacion/intercambio`, { method: 'POST', headers: w(), body: form })
+    expect(r.status).toBe(200)
+    expect(r.headers.get('content-type')).toBe('application/zip')
+    const files = unzipSync(new Uint8Array(await r.arrayBuffer()))
+    expect(Object.keys(files).sort()).toEqual(['1_RecepcionDTE.xml', '2_EnvioRecibos.xml', '3_ResultadoDTE.xml'])
+    expect(Buffer.from(files['3_ResultadoDTE.xml']!).toString('latin1')).toContain('<EstadoDTE>2</EstadoDTE>')
+    const json = await post('/intercambio?formato=json', { archivo_base64: b64(envelope(t.empresa.rut)) })
+    expect(json.status).toBe(200)
+    expect(json.json.informe.documentos.map((d: any) => d.estado_dte)).toEqual([0, 2])
+    expect(typeof json.json.zip_base64).toBe('string')
+    expect((await estado()).etapas[2]).toMatchObject({ etapa: 'intercambio', estado: 'en_curso' })
+    // Another company's envelope is no answer of this one.
+    const other = await post('/intercambio', { archivo_base64: b64(envelope(testRut())) })
+    expect(other.status).toBe(400)
+    expect(other.json.details[0].field).toBe('archivo_base64')
+  })
+
   test('the person records what the SII said of a stage', async () => {
     const r = await post('/etapas/set_pruebas', { estado: 'aprobado', nota: 'Aprobado el 2026-11-28' })
     expect(r.status).toBe(200)
@@ -218,7 +244,8 @@ describe('certificación: the set of tests', () => {
     const key = createApiKey(s.server.deps, { empresaId: empresa.id, write: true, nombre: 'w' }).key
     const h = { 'X-Api-Key': key }
     for (const [method, path, body] of [
-      ['GET', '', undefined], ['POST', '/set', { archivo_base64: b64(sintetico) }], ['POST', '/set/emitir', {}], ['POST', '/etapas/set_pruebas', { estado: 'aprobado' }],
+      ['GET', '', undefined], ['POST', '/set', { archivo_base64: b64(sintetico) }], ['POST', '/set/emitir', {}], ['POST', '/simulacion', { cantidad: 20 }], ['POST', '/intercambio', { archivo_base64: b64(sintetico) }],
+      ['POST', '/etapas/set_pruebas', { estado: 'aprobado' }],
     ] as const) {
       const r = await s.request(method, `/api/v1/billing/certificacion${path}`, { headers: h, ...(body !== undefined ? { body } : {}) })
       expect({ path, status: r.status, code: r.json?.code }).toEqual({ path, status: 409, code: 'NOT_IN_CERTIFICATION' })

@@ -1,7 +1,8 @@
 // Certificación ante el SII (DESIGN §15, extensions): the set file, issuing and sending it, the state of each stage with
 // the next step, and what the person records. Every operation answers 409 NOT_IN_CERTIFICATION for a company in producción.
 import { Elysia } from 'elysia'
-import { cargarSet, estadoCertificacion, registrarEtapa } from '../../services/certificacion'
+import { cargarSet, estadoCertificacion, marcarEtapaEnCurso, registrarEtapa, requireCertificacion } from '../../services/certificacion'
+import { answerIntercambio } from '../../services/certificacion-intercambio'
 import { emitirSet } from '../../services/certificacion-emitir'
 import { simular } from '../../services/certificacion-simulacion'
 import type { Deps } from '../../services/deps'
@@ -77,6 +78,34 @@ export const certificacionRoutes = (deps: Deps) =>
             'Tipos que cubrió el set (33, 34, 46, 52, 56, 61), con los clientes y productos de la empresa cuando los tiene, montos y descuentos variados y notas sobre sus propias facturas. 422 NO_FOLIOS_AVAILABLE antes de emitir si faltan folios.',
           requestBody: jsonBody(SimulacionBody),
           responses: { 200: estadoResponse('Estado tras la simulación'), ...errorResponses(400, 409, 422) },
+        }),
+      },
+    )
+    .post(
+      '/intercambio',
+      async ({ request, body, query }) => {
+        const { empresaId } = credentialOf(request)
+        requireCertificacion(deps.store.db, empresaId)
+        const archivo = await readArchivo(request, body, 'El EnvioDTE de intercambio del SII')
+        const { zip, informe } = await answerIntercambio(deps, { empresaId, bytes: archivo.bytes, field: archivo.field, fileName: archivo.fileName, now: deps.clock.now() })
+        marcarEtapaEnCurso(deps, { empresaId, etapa: 'intercambio' })
+        if (query.formato === 'json') return { informe, zip_base64: Buffer.from(zip).toString('base64') }
+        return new Response(Buffer.from(zip), {
+          headers: { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="intercambio.zip"' },
+        })
+      },
+      {
+        detail: extension({
+          operationId: 'responderIntercambio',
+          summary: 'Intercambio: las tres respuestas firmadas al EnvioDTE de prueba del SII, en un zip (extensión)',
+          description:
+            'JSON `{"archivo_base64"}` o multipart `archivo` con el EnvioDTE que entrega el SII (emisor 88888888-8). Responde application/zip con 1_RecepcionDTE.xml, 2_EnvioRecibos.xml y 3_ResultadoDTE.xml, firmados con el certificado de la empresa. Corren las mismas validaciones que a cualquier envío recibido; con `?formato=json` responde `{informe, zip_base64}` con el resultado de cada una. No guarda los documentos. 400 si el archivo no es el envío de intercambio del SII para esta empresa.',
+          parameters: [{ name: 'formato', in: 'query', required: false, schema: { type: 'string', enum: ['zip', 'json'], default: 'zip' } }],
+          requestBody: jsonBody(ArchivoBody),
+          responses: {
+            200: { description: 'Las tres respuestas', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } },
+            ...errorResponses(400, 409, 422),
+          },
         }),
       },
     )
