@@ -9,6 +9,7 @@ import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
 import { health } from './cli/health'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
+import { CERTIFICACION_COMMANDS } from './cli/certificacion'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { siiSimulatorSet } from './cli/sii-simulator-set'
 import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
@@ -38,6 +39,7 @@ const COMMANDS: readonly Command[] = [
   siiSimulator,
   siiSimulatorCaf,
   siiSimulatorSet,
+  ...CERTIFICACION_COMMANDS,
   siiSimulatorIntercambio,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
