@@ -111,7 +111,7 @@ export function streamMuestrasZip(deps: MuestrasDeps, input: MuestrasInput): Rea
   })
 }
 
-/** The same zip's bytes, whole (the CLI's `muestras --out FILE.zip`, tests). Rejects with the first PDF's failure. */
+/** The same zip's bytes, whole, for a caller that wants them at once (tests). Rejects with the first PDF's failure. */
 export async function buildMuestrasZip(deps: MuestrasDeps, input: MuestrasInput): Promise<Uint8Array> {
   const reader = streamMuestrasZip(deps, input).getReader()
   const chunks: Uint8Array[] = []
