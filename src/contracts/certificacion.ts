@@ -56,6 +56,26 @@ export function parseSimulacion(body: unknown): { cantidad: number } {
   return parseBody<Static<typeof SimulacionBody>>(SimulacionBody, body, () => [])
 }
 
+export const BoletasBody = Type.Object(
+  {
+    casos: Type.Array(
+      Type.Object(
+        {
+          caso: Type.String({ minLength: 1, maxLength: 20, description: 'El caso del set de boletas (1, o CASO-1).' }),
+          documento: Type.Object({}, { additionalProperties: true, description: 'La boleta como la toma POST /dte (39 o 41), sin referencias; el receptor es opcional (66666666-6).' }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export function parseBoletas(body: unknown): Static<typeof BoletasBody> {
+  return parseBody<Static<typeof BoletasBody>>(BoletasBody, body, () => [])
+}
+
 export const EtapaBody = Type.Object(
   {
     estado: Type.Union([Type.Literal('aprobado'), Type.Literal('pendiente')], { description: 'Lo que el SII dijo en su sitio.' }),

@@ -910,7 +910,7 @@ export const certificacionEnvios = sqliteTable(
     empresa_id: text('empresa_id')
       .notNull()
       .references(() => empresas.id),
-    clase: text('clase', { enum: ['set', 'simulacion', 'libro'] }).notNull(),
+    clase: text('clase', { enum: ['set', 'simulacion', 'libro', 'boletas'] }).notNull(),
     /** Set names (clase set), 'SIMULACION', or the libro: ventas, compras, guias. */
     nombres: text('nombres', { mode: 'json' }).$type<string[]>().notNull(),
     envio_id: text('envio_id')

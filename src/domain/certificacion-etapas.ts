@@ -15,7 +15,7 @@ export function isEtapa(value: string): value is Etapa {
 export type EstadoEnvioCert = 'por_enviar' | 'procesando' | 'aceptado' | 'con_reparos' | 'rechazado'
 
 export interface EnvioHecho {
-  readonly clase: 'set' | 'simulacion' | 'libro'
+  readonly clase: 'set' | 'simulacion' | 'libro' | 'boletas'
   readonly nombres: readonly string[]
   readonly estado: EstadoEnvioCert
   readonly trackId: string | null

@@ -391,14 +391,15 @@ function checkSingleCorrection(referencias: readonly Referencia[]): FieldError[]
   )
 }
 
-// SET references carry the certification case: FolioRef 0, RazonRef "CASO <n>" (DESIGN §12 "SII certification").
+// SET references carry the certification case: FolioRef 0, RazonRef "CASO <n>" (DESIGN §12 "SII certification"), or
+// "CASO-<n>" as the SII's boleta set names its cases (docs/decisions/certificacion.md "Boletas").
 function checkReferencia(request: EmitirDte, r: Referencia, i: number): FieldError[] {
   const at = (field: string) => `referencias.${i}.${field}`
   const min = TIPOS[request.tipo_dte].isExport ? FECHA_REF_EXPORT_MIN : FECHA_MIN
   const errors = checkFecha(at('fecha_ref'), r.fecha_ref, min)
   if (r.tipo_doc_ref === TIPO_DOC_REF_SET) {
     if (r.folio_ref !== 0) errors.push(fail(at('folio_ref'), 'INVALID_VALUE', 'Una referencia SET lleva folio_ref 0.'))
-    if (!/^CASO\s+\S/.test(r.razon_ref)) errors.push(fail(at('razon_ref'), 'INVALID_FORMAT', 'Una referencia SET lleva razon_ref «CASO <número>».'))
+    if (!/^CASO(?:\s+|-)\S/.test(r.razon_ref)) errors.push(fail(at('razon_ref'), 'INVALID_FORMAT', 'Una referencia SET lleva razon_ref «CASO <número>».'))
   } else if (r.folio_ref < 1) {
     errors.push(fail(at('folio_ref'), 'OUT_OF_RANGE', 'Debe ser como mínimo 1.'))
   }

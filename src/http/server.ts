@@ -21,6 +21,9 @@ const MULTIPART_PATHS = new Set([
   `${API_PREFIX}/certificacion/intercambio`,
 ])
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+const CERTIFICACION_PREFIX = `${API_PREFIX}/certificacion`
+/** Idle limit of a certification request (15 min): issuing a set through the real SII's 30 s uploads fits well inside. */
+const LONG_OPERATION_IDLE_SECONDS = 900
 
 /** Another door served on the same port under its own prefix (the console, DESIGN §14): http knows only this shape. */
 export interface MountedDoor {
@@ -238,6 +241,9 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(deps.config.tlsCert && deps.config.tlsKey ? { tls: { cert: Bun.file(deps.config.tlsCert), key: Bun.file(deps.config.tlsKey) } } : {}),
     async fetch(received, srv) {
+      // Certification's operations issue a whole set, wait on the SII's uploads or draw hundreds of PDFs: minutes on a
+      // slow day, longer than Bun's 10 s idle cut of a silent request (docs/decisions/certificacion.md "Operaciones largas").
+      if (pathOf(received).startsWith(CERTIFICACION_PREFIX)) srv.timeout(received, LONG_OPERATION_IDLE_SECONDS)
       const request = routable(received)
       const info = attachRequestInfo(received, () => clientAddress(srv.requestIP(received)?.address ?? 'unknown', received.headers.get('x-forwarded-for')))
       inFlight++

@@ -4,7 +4,7 @@
 // from the sii-track job, as any DTE's; an envío the SII has not taken yet is retried by the sii-submit job.
 import { isoTimestamp, santiagoDate, santiagoTimestamp } from '../clock'
 import {
-  findCasos, findDteByCertificacionClave, findDtesById, findDueCertificacionEnvios, insertCertificacionEnvio, updateCaso, updateCertificacionEnvio,
+  findCasos, findCertificacionEnvio, findDteByCertificacionClave, findDtesById, findDueCertificacionEnvios, insertCertificacionEnvio, updateCaso, updateCertificacionEnvio,
 } from '../db/certificacion-store'
 import { foliosLeft } from '../db/caf-store'
 import { updateDteIf } from '../db/dte-store'
@@ -172,12 +172,14 @@ export async function emitirCaso(
 export async function crearEnvio(
   deps: CertificacionDeps,
   empresa: EmpresaRow,
-  input: { clase: 'set' | 'simulacion'; nombres: readonly string[]; dtes: readonly DteRow[] },
+  input: { clase: 'set' | 'simulacion' | 'boletas'; nombres: readonly string[]; dtes: readonly DteRow[] },
 ): Promise<CertificacionEnvioRow> {
+  // Boletas travel in an EnvioBOLETA through the boleta API (docs/sii-protocol.md §7.3); everything else in an EnvioDTE.
+  const canal = input.clase === 'boletas' ? 'boleta' : 'soap'
   const now = deps.clock.now()
   const certificado = openActiveCertificado(deps, { empresaId: empresa.id, now })
   const xml = await deps.tasks.run('build-envelope', {
-    kind: 'EnvioDTE',
+    kind: canal === 'boleta' ? 'EnvioBOLETA' : 'EnvioDTE',
     dtes: input.dtes.map((d) => Buffer.from(d.xml).toString('latin1')),
     caratula: {
       rutEmisor: empresa.rut,
@@ -194,7 +196,7 @@ export async function crearEnvio(
   const etiqueta = input.nombres.join('_').replace(/[^A-Z0-9]+/gi, '_')
   return deps.store.db.transaction(
     (tx) => {
-      const envio = insertEnvio(tx, { id: Bun.randomUUIDv7(), empresa_id: empresa.id, canal: 'soap', file_name: `${empresa.rut.replace('-', '')}_${etiqueta}.xml`, xml: Buffer.from(xml), created_at: at })
+      const envio = insertEnvio(tx, { id: Bun.randomUUIDv7(), empresa_id: empresa.id, canal, file_name: `${empresa.rut.replace('-', '')}_${etiqueta}.xml`, xml: Buffer.from(xml), created_at: at })
       for (const d of input.dtes) updateDteIf(tx, d.id, ['firmado'], { envio_id: envio.id, updated_at: at })
       return insertCertificacionEnvio(tx, {
         id: Bun.randomUUIDv7(), empresa_id: empresa.id, clase: input.clase, nombres: [...input.nombres], envio_id: envio.id, dte_ids: input.dtes.map((d) => d.id),
@@ -203,6 +205,15 @@ export async function crearEnvio(
     },
     { behavior: 'immediate' },
   )
+}
+
+/** `GET /certificacion/envios/{id}/xml`: an envío's signed bytes, as uploaded. */
+export function envioXml(deps: Pick<CertificacionDeps, 'store'>, input: { empresaId: string; id: string }): { bytes: Uint8Array; fileName: string } {
+  requireCertificacion(deps.store.db, input.empresaId)
+  const envio = findCertificacionEnvio(deps.store.db, input.empresaId, input.id)
+  const stored = envio ? findEnvio(deps.store.db, input.empresaId, envio.envio_id) : undefined
+  if (!stored) throw new TimbreError('NOT_FOUND', { context: { envio_id: input.id } })
+  return { bytes: new Uint8Array(stored.xml), fileName: stored.file_name }
 }
 
 /** Uploads the company's envíos the SII has not taken yet, now (the request that made them waits for the answer). */
@@ -240,9 +251,9 @@ export async function subirEnvio(configured: CertificacionDeps, envio: Certifica
     updateCertificacionEnvio(deps.store.db, envio.id, { glosa_sii: 'Sin certificado activo para firmar el envío', next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), updated_at: at })
     return null
   }
-  const outcome = await deps.sii.upload(company, creds, 'soap', stored.xml, stored.file_name)
+  const outcome = await deps.sii.upload(company, creds, stored.canal, stored.xml, stored.file_name)
   const trackId = outcome.kind === 'received' ? outcome.trackId : outcome.kind === 'already_received' ? outcome.trackId : null
-  const answer = uploadAnswer(outcome, 'soap')
+  const answer = uploadAnswer(outcome, stored.canal)
   deps.store.db.transaction((tx) => {
     const dtes = findDtesById(tx, envio.empresa_id, envio.dte_ids)
     if (trackId !== null || outcome.kind === 'refused') {

@@ -3,7 +3,7 @@
 // lengths, compact. The TED comes in already built and goes in verbatim before TmstFirma (docs/sii-protocol.md §2.1, §3, §7.2).
 import { create } from 'xmlbuilder2'
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces'
-import { isTextCorrection, resolveFechaEmision, type EmitirDte, type Linea } from '../domain/emision'
+import { isTextCorrection, resolveFechaEmision, TIPO_DOC_REF_SET, type EmitirDte, type Linea } from '../domain/emision'
 import { normalizeRut } from '../domain/rut'
 import { cleanText, truncateChars } from '../domain/text'
 import { CLAUSULAS_VENTA, PAISES, TIPOS, TIPOS_BULTO, aduanaCode, type ReglasTipo } from '../domain/tipos'
@@ -419,7 +419,9 @@ function referencias(body: XMLBuilder, ctx: Ctx): void {
     req(el, 'FolioRef', r.folio_ref)
     // The boleta's Referencia has no FchRef (EnvioBOLETA_v11.xsd, docs/sii-protocol.md §7.2).
     if (!ctx.isBoleta) req(el, 'FchRef', r.fecha_ref)
-    opt(el, 'CodRef', r.codigo_ref)
+    // A boleta marks its certification case in CodRef too: the SII's boleta set asks CodRef SET, RazonRef CASO-<n>
+    // (docs/decisions/certificacion.md "Boletas"); a boleta's CodRef is free text (EnvioBOLETA_v11.xsd).
+    opt(el, 'CodRef', ctx.isBoleta && r.tipo_doc_ref === TIPO_DOC_REF_SET ? TIPO_DOC_REF_SET : r.codigo_ref)
     opt(el, 'RazonRef', xmlText(r.razon_ref, 90))
   })
 }

@@ -11,6 +11,7 @@ import { createEmpresa } from '../../src/services/empresas'
 import { createApiKey } from '../../src/services/api-keys'
 import { testClock } from '../support/clock'
 import { provisionIssuer } from '../support/issuance'
+import { xmlsec1VerifiesAll, xsdErrors } from '../support/xml-tools'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
 const SETS = join(import.meta.dir, '../fixtures/sii/sets')
@@ -32,7 +33,7 @@ describe('certificación: the set of tests', () => {
   beforeAll(async () => {
     s = await startTestServer({ clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
     t = await s.tenant(testRut())
-    await provisionIssuer(s, t, { folios: 60, tipos: [33, 34, 52, 56, 61, 110, 111, 112] })
+    await provisionIssuer(s, t, { folios: 60, tipos: [33, 34, 39, 41, 52, 56, 61, 110, 111, 112] })
     // The simulated SII checks a set envío against the sets it gave the company (docs/decisions/simulator.md "The set
     // of tests"): the file this test loads is recorded for the tenant in the server's simulator, as a person rehearsing
     // a real set does with `timbre sii-simulator set --from`.
@@ -227,6 +228,63 @@ describe('certificación: the set of tests', () => {
     expect(other.json.details[0].field).toBe('archivo_base64')
   })
 
+  test('each envío downloads as the signed EnvioDTE that went to the SII', async () => {
+    const e = await estado()
+    for (const envio of e.envios) {
+      const r = await fetch(`${s.url}/api/v1/billing/certificacion/envios/${envio.id}/xml`, { headers: { 'X-Api-Key': t.readKey } })
+      expect(r.status).toBe(200)
+      const bytes = new Uint8Array(await r.arrayBuffer())
+      expect(xsdErrors(bytes, 'EnvioDTE_v10.xsd')).toEqual([])
+      expect(xmlsec1VerifiesAll(bytes, ['SetDTE', 'Documento', 'Exportaciones'])).toBe(true)
+      const text = Buffer.from(bytes).toString('latin1')
+      expect(text).toContain('<RutReceptor>60803000-K</RutReceptor>')
+      expect(text).toContain('<NroResol>0</NroResol>')
+    }
+    expect((await s.request('GET', `/api/v1/billing/certificacion/envios/${crypto.randomUUID()}/xml`, { headers: { 'X-Api-Key': t.readKey } })).status).toBe(404)
+  })
+
+  test('muestras: one PDF per set and simulation document, and the cedible copy of 33, 34, 46 and 52', async () => {
+    const e = await estado()
+    const r = await fetch(`${s.url}/api/v1/billing/certificacion/muestras`, { headers: { 'X-Api-Key': t.readKey } })
+    expect(r.status).toBe(200)
+    const files = unzipSync(new Uint8Array(await r.arrayBuffer()))
+    const issued = e.sets.flatMap((x: any) => x.casos).filter((c: any) => c.dte_id !== null)
+    const list = (await s.request('GET', '/api/v1/billing/dte?limit=100', { headers: { 'X-Api-Key': t.readKey } })).json.items
+    const docs = [...issued.map((c: any) => ({ tipo: c.tipo_dte, folio: c.folio })), ...list.filter((d: any) => d.metadata?.certificacion?.simulacion).map((d: any) => ({ tipo: d.tipo_dte, folio: d.folio }))]
+    const expected = docs.flatMap((d) => [33, 34, 46, 52].includes(d.tipo) ? [`${d.tipo}-${d.folio}.pdf`, `${d.tipo}-${d.folio}-cedible.pdf`] : [`${d.tipo}-${d.folio}.pdf`])
+    expect(Object.keys(files).sort()).toEqual(expected.sort())
+    expect(Object.values(files).every((f) => Buffer.from(f.subarray(0, 5)).toString() === '%PDF-')).toBe(true)
+    expect((await estado()).etapas[3]).toMatchObject({ etapa: 'muestras', estado: 'en_curso' })
+  })
+
+  test('boletas: each case once with CodRef SET, one EnvioBOLETA, and their ConsumoFolios', async () => {
+    expect((await s.request('GET', '/api/v1/billing/certificacion/boletas/consumo-folios', { headers: { 'X-Api-Key': t.readKey } })).status).toBe(404)
+    const body = {
+      casos: [
+        { caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: 'Cambio de aceite', cantidad: 1, precio: 19900 }, { nombre: 'Alineación y balanceo', cantidad: 1, precio: 9900 }] } },
+        { caso: 'CASO-2', documento: { tipo_dte: 39, detalle: [{ nombre: 'Papel de regalo', cantidad: 17, precio: 120 }] } },
+        { caso: '3', documento: { tipo_dte: 41, detalle: [{ nombre: 'Clase de yoga', cantidad: 1, precio: 12000 }] } },
+      ],
+    }
+    expect((await post('/boletas', { casos: [{ caso: '1', documento: { tipo_dte: 33, detalle: [] } }] })).status).toBe(400)
+    const r = await post('/boletas', body)
+    expect(r.status).toBe(200)
+    const envio = r.json.envios.find((x: any) => x.clase === 'boletas')
+    expect(envio).toMatchObject({ sets: ['BOLETAS'], documentos: 3 })
+    const again = await post('/boletas', body)
+    expect(again.json.envios.filter((x: any) => x.clase === 'boletas')).toHaveLength(1)
+    const xml = await fetch(`${s.url}/api/v1/billing/certificacion/envios/${envio.id}/xml`, { headers: { 'X-Api-Key': t.readKey } })
+    const envioText = Buffer.from(await xml.arrayBuffer()).toString('latin1')
+    expect(envioText).toContain('<EnvioBOLETA')
+    expect(envioText).toContain('<TpoDocRef>SET</TpoDocRef><FolioRef>0</FolioRef><CodRef>SET</CodRef><RazonRef>CASO-2</RazonRef>')
+    const consumo = await fetch(`${s.url}/api/v1/billing/certificacion/boletas/consumo-folios`, { headers: { 'X-Api-Key': t.readKey } })
+    expect(consumo.status).toBe(200)
+    const bytes = new Uint8Array(await consumo.arrayBuffer())
+    expect(xsdErrors(bytes, 'ConsumoFolio_v10.xsd')).toEqual([])
+    expect(xmlsec1VerifiesAll(bytes, ['DocumentoConsumoFolios'])).toBe(true)
+    expect(Buffer.from(bytes).toString('latin1')).toContain('<FoliosEmitidos>2</FoliosEmitidos>')
+  })
+
   test('the person records what the SII said of a stage', async () => {
     const r = await post('/etapas/set_pruebas', { estado: 'aprobado', nota: 'Aprobado el 2026-11-28' })
     expect(r.status).toBe(200)
@@ -245,6 +303,8 @@ describe('certificación: the set of tests', () => {
     const h = { 'X-Api-Key': key }
     for (const [method, path, body] of [
       ['GET', '', undefined], ['POST', '/set', { archivo_base64: b64(sintetico) }], ['POST', '/set/emitir', {}], ['POST', '/simulacion', { cantidad: 20 }], ['POST', '/intercambio', { archivo_base64: b64(sintetico) }],
+      ['GET', '/muestras', undefined], ['POST', '/boletas', { casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: 'x', cantidad: 1, precio: 1 }] } }] }],
+      ['GET', '/boletas/consumo-folios', undefined],
       ['POST', '/etapas/set_pruebas', { estado: 'aprobado' }],
     ] as const) {
       const r = await s.request(method, `/api/v1/billing/certificacion${path}`, { headers: h, ...(body !== undefined ? { body } : {}) })

@@ -58,3 +58,25 @@ export function xmlsec1Verifies(dte: Uint8Array, tipo: TipoDte): boolean {
   const run = Bun.spawnSync(['xmlsec1', '--verify', '--id-attr:ID', `http://www.sii.cl/SiiDte:${TIPOS[tipo].container}`, file], { stdout: 'pipe', stderr: 'pipe' })
   return run.exitCode === 0
 }
+
+/** Schema errors of any SII document against one of the project's copies of the SII's XSDs ([] when valid). */
+export function xsdErrors(bytes: Uint8Array, xsdFile: string): string[] {
+  const run = Bun.spawnSync(['xmllint', '--noout', '--nonet', '--schema', join(SCHEMAS, xsdFile), tempFile(bytes)], { stdout: 'pipe', stderr: 'pipe' })
+  return run.exitCode === 0 ? [] : run.stderr.toString('latin1').split('\n').filter((l) => l.trim() !== '')
+}
+
+/**
+ * xmlsec1 verifies every signature of a document, in place, one run per Signature (xmlsec1 checks one per run); the
+ * signed elements carry `ID` (`SetDTE`, `Documento`, `DocumentoConsumoFolios`…).
+ */
+export function xmlsec1VerifiesAll(bytes: Uint8Array, idElements: readonly string[]): boolean {
+  const ids = idElements.flatMap((e) => ['--id-attr:ID', `http://www.sii.cl/SiiDte:${e}`])
+  const file = tempFile(bytes)
+  const count = Buffer.from(bytes).toString('latin1').match(/<Signature[\s>]/g)?.length ?? 0
+  if (count === 0) return false
+  for (let n = 1; n <= count; n++) {
+    const run = Bun.spawnSync(['xmlsec1', '--verify', ...ids, '--node-xpath', `(//*[local-name()='Signature'])[${n}]`, file], { stdout: 'pipe', stderr: 'pipe' })
+    if (run.exitCode !== 0) return false
+  }
+  return true
+}

@@ -5,12 +5,15 @@ import { cargarSet, estadoCertificacion, marcarEtapaEnCurso, registrarEtapa, req
 import { answerIntercambio } from '../../services/certificacion-intercambio'
 import { emitirSet } from '../../services/certificacion-emitir'
 import { simular } from '../../services/certificacion-simulacion'
+import { consumoFolios, documentosDeMuestra, emitirBoletas, type CasoBoleta } from '../../services/certificacion-boletas'
+import { streamMuestrasZip } from '../../services/certificacion-muestras'
+import { envioXml } from '../../services/certificacion-emitir'
 import type { Deps } from '../../services/deps'
 import {
-  ArchivoBody, EmitirSetBody, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
+  ArchivoBody, BoletasBody, EmitirSetBody, parseBoletas, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
 } from '../../contracts/certificacion'
 import { validateEmision } from '../../contracts/dte'
-import { jsonBody } from '../../contracts/params'
+import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
 import { errorResponses } from '../../contracts/common'
 import { isEtapa } from '../../domain/certificacion-etapas'
@@ -106,6 +109,72 @@ export const certificacionRoutes = (deps: Deps) =>
             200: { description: 'Las tres respuestas', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } },
             ...errorResponses(400, 409, 422),
           },
+        }),
+      },
+    )
+    .get(
+      '/envios/:id/xml',
+      ({ request, params }) => {
+        const xml = envioXml(deps, { empresaId: credentialOf(request).empresaId, id: pathId(params.id) })
+        return new Response(Buffer.from(xml.bytes), {
+          headers: { 'content-type': 'application/xml; charset=ISO-8859-1', 'content-disposition': `attachment; filename="${xml.fileName}"` },
+        })
+      },
+      {
+        detail: extension({
+          operationId: 'descargarEnvioCertificacion',
+          summary: 'El EnvioDTE (o EnvioBOLETA) firmado de un envío de la certificación, bytes exactos (extensión)',
+          responses: { 200: { description: 'Envío firmado', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(404, 409) },
+        }),
+      },
+    )
+    .get(
+      '/muestras',
+      ({ request }) => {
+        const empresaId = credentialOf(request).empresaId
+        const dtes = documentosDeMuestra(deps, { empresaId })
+        if (dtes.length === 0) throw new TimbreError('NOT_FOUND', { message: 'Aún no hay documentos del set ni de la simulación.', context: { recurso: 'muestras' } })
+        marcarEtapaEnCurso(deps, { empresaId, etapa: 'muestras' })
+        return new Response(streamMuestrasZip(deps, { empresaId, dtes }), {
+          headers: { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="muestras.zip"' },
+        })
+      },
+      {
+        detail: extension({
+          operationId: 'descargarMuestras',
+          summary: 'Muestras de impresión: un PDF por documento del set y de la simulación, y la copia cedible de 33, 34, 46 y 52 (extensión)',
+          responses: { 200: { description: 'Zip de PDF', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } }, ...errorResponses(404, 409) },
+        }),
+      },
+    )
+    .post(
+      '/boletas',
+      async ({ request, body }) => {
+        const { casos } = parseBoletas(body)
+        return emitirBoletas(deps, { empresaId: credentialOf(request).empresaId, casos: casos as unknown as CasoBoleta[], check: validateEmision })
+      },
+      {
+        detail: extension({
+          operationId: 'emitirBoletasCertificacion',
+          summary: 'Set de boletas: emite cada boleta una vez con la referencia SET (CodRef SET, RazonRef CASO-n) y las envía en un EnvioBOLETA (extensión)',
+          requestBody: jsonBody(BoletasBody),
+          responses: { 200: estadoResponse('Estado tras emitir las boletas'), ...errorResponses(400, 409, 422) },
+        }),
+      },
+    )
+    .get(
+      '/boletas/consumo-folios',
+      ({ request }) => {
+        const xml = consumoFolios(deps, { empresaId: credentialOf(request).empresaId })
+        return new Response(Buffer.from(xml), {
+          headers: { 'content-type': 'application/xml; charset=ISO-8859-1', 'content-disposition': 'attachment; filename="ConsumoFolios.xml"' },
+        })
+      },
+      {
+        detail: extension({
+          operationId: 'descargarConsumoFolios',
+          summary: 'ConsumoFolios (ConsumoFolio_v10.xsd) de las boletas de la certificación, firmado (extensión)',
+          responses: { 200: { description: 'ConsumoFolios', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(404, 409) },
         }),
       },
     )
