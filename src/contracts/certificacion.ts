@@ -121,8 +121,10 @@ export const EstadoCertificacionSchema = Type.Object({
   envios: Type.Array(Type.Object({
     id: Type.String(), clase: Type.String(), sets: Type.Array(Type.String()), track_id: nullable(Type.String()), estado: Type.String(),
     glosa_sii: nullable(Type.String()), enviado_at: nullable(Type.String()), documentos: Type.Integer(),
+    vigente: Type.Boolean({ description: 'El SII evalúa este envío (false: sus documentos se reemitieron, o hubo uno posterior).' }),
   })),
   libros: Type.Array(Type.Object({
     tipo: Type.String(), track_id: nullable(Type.String()), estado: Type.String(), glosa_sii: nullable(Type.String()), enviado_at: nullable(Type.String()),
+    vigente: Type.Boolean(),
   })),
 })

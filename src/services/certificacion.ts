@@ -150,8 +150,8 @@ export interface EstadoCertificacion {
   readonly etapas: ReadonlyArray<{ etapa: Etapa; estado: EstadoEtapa; siguiente_paso: string; actualizado_at: string | null }>
   readonly indicaciones: readonly string[]
   readonly sets: ReadonlyArray<{ nombre: string; numero_atencion: number; cargado_at: string; casos: CasoEstado[]; instrucciones: readonly string[] }>
-  readonly envios: ReadonlyArray<{ id: string; clase: string; sets: readonly string[]; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null; documentos: number }>
-  readonly libros: ReadonlyArray<{ tipo: string; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null }>
+  readonly envios: ReadonlyArray<{ id: string; clase: string; sets: readonly string[]; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null; documentos: number; vigente: boolean }>
+  readonly libros: ReadonlyArray<{ tipo: string; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null; vigente: boolean }>
 }
 
 const EN_CAMINO = new Set(['firmado', 'enviando', 'procesando'])
@@ -167,6 +167,16 @@ export function estadoDeEnvio(envio: CertificacionEnvioRow, dtes: ReadonlyMap<st
   if (docs.some((d) => d.estado === 'rechazado')) return { estado: 'rechazado', glosa }
   if (malos.length > 0) return { estado: 'con_reparos', glosa }
   return { estado: 'aceptado', glosa }
+}
+
+/**
+ * Which envíos the SII evaluates now: a set's envelope while one of its documents is still a case's current one; the
+ * last simulation, the last boletas envío and the last libro of each kind. The others stay listed, as history.
+ */
+export function vigenciaDeEnvios(envios: readonly CertificacionEnvioRow[], actuales: ReadonlySet<string>): boolean[] {
+  const ultimo = new Map<string, number>()
+  envios.forEach((e, i) => ultimo.set(e.clase === 'libro' ? `libro:${e.nombres[0]}` : e.clase, i))
+  return envios.map((e, i) => (e.clase === 'set' ? e.dte_ids.some((id) => actuales.has(id)) : ultimo.get(e.clase === 'libro' ? `libro:${e.nombres[0]}` : e.clase) === i))
 }
 
 export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string }): EstadoCertificacion {
@@ -201,11 +211,13 @@ export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: 
     const { estado, glosa } = estadoDeEnvio(e, dtes)
     return { clase: e.clase, nombres: e.nombres, estado, trackId: e.track_id, glosa, fechaEnvio: e.enviado_at ? santiagoDate(new Date(e.enviado_at)) : null }
   })
+  const vigentes = vigenciaDeEnvios(envios, new Set(casos.flatMap((c) => (c.dte_id ? [c.dte_id] : []))))
   const registradas = new Map(findEtapas(db, input.empresaId).map((r) => [r.etapa as Etapa, { estado: r.estado as EstadoEtapa, nota: r.nota, updated_at: r.updated_at }]))
   const etapas = etapasDeCertificacion({
     setsDocumentos: setsOut.filter((s) => isSetDeDocumentos(s.nombre)).map((s) => ({ nombre: s.nombre, casos: s.casos.length, emitidos: s.casos.filter((c) => c.dte_id !== null).length })),
     librosPedidos: sets.flatMap(({ set }) => (LIBRO_DE_SET[set.nombre] ? [LIBRO_DE_SET[set.nombre]!] : [])),
-    envios: hechos,
+    // Only what the SII evaluates now: an envelope whose documents were all re-issued is history, not an error.
+    envios: hechos.filter((_, i) => vigentes[i]),
     registradas,
   })
   return {
@@ -216,12 +228,12 @@ export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: 
     envios: envios.flatMap((e, i) => {
       if (e.clase === 'libro') return []
       const h = hechos[i]!
-      return [{ id: e.id, clase: e.clase, sets: e.nombres, track_id: e.track_id, estado: h.estado, glosa_sii: h.glosa, enviado_at: e.enviado_at, documentos: e.dte_ids.length }]
+      return [{ id: e.id, clase: e.clase, sets: e.nombres, track_id: e.track_id, estado: h.estado, glosa_sii: h.glosa, enviado_at: e.enviado_at, documentos: e.dte_ids.length, vigente: vigentes[i]! }]
     }),
     libros: envios.flatMap((e, i) => {
       if (e.clase !== 'libro') return []
       const h = hechos[i]!
-      return [{ tipo: e.nombres[0] ?? '', track_id: e.track_id, estado: h.estado, glosa_sii: h.glosa, enviado_at: e.enviado_at }]
+      return [{ tipo: e.nombres[0] ?? '', track_id: e.track_id, estado: h.estado, glosa_sii: h.glosa, enviado_at: e.enviado_at, vigente: vigentes[i]! }]
     }),
   }
 }

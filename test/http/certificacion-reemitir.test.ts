@@ -1,0 +1,78 @@
+// A set the SII rejects and its re-issue (DESIGN §15 `reemitir`): documents whose case the simulated SII never gave the
+// company come back rejected with its reason, the stage says so and what to do; once the set is the one the SII gave,
+// `reemitir` issues the rejected cases again with new folios, in a new envelope, and the SII accepts them.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { siiSubmitJob } from '../../src/jobs/sii-submit'
+import { siiTrackJob } from '../../src/jobs/sii-track'
+import { testClock } from '../support/clock'
+import { provisionIssuer } from '../support/issuance'
+import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
+
+const SET_FILE = join(import.meta.dir, '../fixtures/sii/sets/001-basico.txt')
+const submit = siiSubmitJob(3_600_000)
+const track = siiTrackJob(3_600_000)
+
+describe('certificación: a rejected set re-issued with new folios', () => {
+  const clock = testClock()
+  let s: TestServer
+  let t: Tenant
+  const estado = async () => (await s.request('GET', '/api/v1/billing/certificacion', { headers: { 'X-Api-Key': t.readKey } })).json
+  const emitir = (body: unknown) => s.request('POST', '/api/v1/billing/certificacion/set/emitir', { headers: { 'X-Api-Key': t.writeKey }, body })
+
+  async function settle(): Promise<any> {
+    for (let i = 0; i < 60; i++) {
+      await submit.runOnce(s.server.deps)
+      await track.runOnce(s.server.deps)
+      const e = await estado()
+      if (e.envios.every((x: any) => x.estado !== 'procesando' && x.estado !== 'por_enviar')) return e
+      clock.advance(20_000)
+    }
+    return estado()
+  }
+
+  beforeAll(async () => {
+    s = await startTestServer({ clock, flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    t = await s.tenant(testRut())
+    await provisionIssuer(s, t, { folios: 40, tipos: [33, 56, 61] })
+    const r = await s.request('POST', '/api/v1/billing/certificacion/set', { headers: { 'X-Api-Key': t.writeKey }, body: { archivo_base64: readFileSync(SET_FILE).toString('base64') } })
+    expect(r.status).toBe(201)
+  })
+  afterAll(() => s.stop())
+
+  test('a set the SII never gave this company: every document rejected with the reason, and the stage says what to do', async () => {
+    expect((await emitir({})).status).toBe(200)
+    const e = await settle()
+    const casos = e.sets[0].casos
+    expect(casos.every((c: any) => c.estado === 'rechazado')).toBe(true)
+    expect(casos[0].glosa_sii).toContain('Caso no corresponde a un set de pruebas')
+    expect(e.envios[0].estado).toBe('rechazado')
+    expect(e.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'con_errores' })
+    expect(e.etapas[0].siguiente_paso).toContain('reemitir')
+  })
+
+  test('reemitir: the same cases again with new folios in a new envelope, accepted once the set is the SII\'s', async () => {
+    const before = (await estado()).sets[0].casos.map((c: any) => ({ id: c.dte_id, folio: c.folio, tipo: c.tipo_dte }))
+    // The person downloaded this set from the SII: the simulated SII now knows it (timbre sii-simulator set --from).
+    const recorded = Bun.spawnSync([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'sii-simulator', 'set', '--rut', t.empresa.rut, '--from', SET_FILE, '--data-dir', s.dataDir])
+    expect(recorded.exitCode).toBe(0)
+    const r = await emitir({ reemitir: true })
+    expect(r.status).toBe(200)
+    const after = r.json.sets[0].casos
+    expect(after).toHaveLength(before.length)
+    after.forEach((c: any, i: number) => {
+      expect(c.dte_id).not.toBe(before[i].id)
+      expect(c.folio).toBeGreaterThan(Math.max(...before.filter((b: any) => b.tipo === c.tipo_dte).map((b: any) => b.folio)))
+    })
+    expect(r.json.envios).toHaveLength(2)
+    const e = await settle()
+    expect(e.sets[0].casos.map((c: any) => c.estado)).toEqual(after.map(() => 'aceptado'))
+    expect(e.envios.map((x: any) => x.estado)).toEqual(['rechazado', 'aceptado'])
+    // The rejected envelope stays in the record; the stage only asks for the libros the set's file asks for, or to declare.
+    expect(e.etapas[0].estado).not.toBe('con_errores')
+    // A second reemitir finds nothing to re-issue.
+    const again = await emitir({ reemitir: true })
+    expect(again.json.sets[0].casos.map((c: any) => c.dte_id)).toEqual(after.map((c: any) => c.dte_id))
+  })
+})
