@@ -40,6 +40,8 @@ export const ERROR_CODES = [
   'DTE_NOT_SENDABLE',
   'PLAZO_VENCIDO',
   'ACCION_NO_PERMITIDA',
+  'NOT_IN_CERTIFICATION',
+  'SET_YA_EMITIDO',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'IDEMPOTENCY_BODY_MISMATCH',
@@ -153,6 +155,16 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: stri
   DTE_NOT_SENDABLE: {
     message: 'El DTE no está en estado firmado y no puede enviarse.',
     action: 'No lo reenvíe: solo un DTE firmado se envía. Consulte su estado (context.estado) con GET /api/v1/billing/dte/{id}.',
+    severity: 'error',
+  },
+  NOT_IN_CERTIFICATION: {
+    message: 'La empresa está en producción: la certificación ante el SII ya no corresponde.',
+    action: 'La certificación solo se hace con ambiente certificacion; una empresa que ya emite en producción no la repite (DESIGN §15).',
+    severity: 'error',
+  },
+  SET_YA_EMITIDO: {
+    message: 'Ese set ya tiene casos emitidos.',
+    action: 'Para reemplazarlo por un set nuevo del SII, repita con ?reemplazar=true: sus casos se emitirán de nuevo, con folios nuevos.',
     severity: 'error',
   },
   PAYLOAD_TOO_LARGE: {

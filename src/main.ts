@@ -9,7 +9,10 @@ import { empresaCreate, empresaList, empresaUpdate } from './cli/empresa'
 import { health } from './cli/health'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
+import { CERTIFICACION_COMMANDS } from './cli/certificacion'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
+import { siiSimulatorSet } from './cli/sii-simulator-set'
+import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
 import { stop } from './cli/stop'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
@@ -35,6 +38,9 @@ const COMMANDS: readonly Command[] = [
   restore,
   siiSimulator,
   siiSimulatorCaf,
+  siiSimulatorSet,
+  ...CERTIFICACION_COMMANDS,
+  siiSimulatorIntercambio,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
   contribuyentesImport,

@@ -16,6 +16,7 @@ import m12 from '../../drizzle/0012_deliveries_due_empresa.sql' with { type: 'te
 import m13 from '../../drizzle/0013_dte_counts_key_first.sql' with { type: 'text' }
 import m14 from '../../drizzle/0014_console_accounts.sql' with { type: 'text' }
 import m15 from '../../drizzle/0015_console_login_failures.sql' with { type: 'text' }
+import m16 from '../../drizzle/0016_certificacion.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0013_dte_counts_key_first', when: 1795824365263, breakpoints: true, sql: m13 },
   { tag: '0014_console_accounts', when: 1795827625800, breakpoints: true, sql: m14 },
   { tag: '0015_console_login_failures', when: 1795831067154, breakpoints: true, sql: m15 },
+  { tag: '0016_certificacion', when: 1795837551580, breakpoints: true, sql: m16 },
 ]

@@ -849,3 +849,103 @@ export type ConsoleAccountRow = typeof consoleAccounts.$inferSelect
 export type ConsoleMembershipRow = typeof consoleMemberships.$inferSelect
 export type ConsoleInvitationRow = typeof consoleInvitations.$inferSelect
 export type ConsoleLoginFailureRow = typeof consoleLoginFailures.$inferSelect
+
+// ------------------------------------------------------------------------------------------------ certificación (DESIGN §15)
+
+/**
+ * The sets of the SII's set of tests a company in certificación loaded (issue 28), one row per set name: a new file's
+ * BASICO replaces the stored BASICO. `set` is the parser's output (domain/set-pruebas.ts SetPruebas) as JSON, so the
+ * cases issue exactly what the upload showed; `archivo_sha256` names the file it came from.
+ */
+export const certificacionSets = sqliteTable(
+  'certificacion_sets',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    nombre: text('nombre').notNull(),
+    numero_atencion: integer('numero_atencion').notNull(),
+    set: text('set', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    /** The 2026 layout's general instructions of the file this set came from, as written. */
+    indicaciones: text('indicaciones', { mode: 'json' }).$type<string[]>().notNull(),
+    archivo_sha256: text('archivo_sha256').notNull(),
+    created_at: text('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('certificacion_sets_nombre').on(t.empresa_id, t.nombre)],
+)
+
+/**
+ * Each case's current document. `intento` counts issuances: a re-issue after a rejection or reparos takes new folios
+ * under a new idempotency key (`certificacion:<set id>:<caso>:<intento>`), so a retried request never issues twice.
+ */
+export const certificacionCasos = sqliteTable(
+  'certificacion_casos',
+  {
+    set_id: text('set_id')
+      .notNull()
+      .references(() => certificacionSets.id, { onDelete: 'cascade' }),
+    caso: text('caso').notNull(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    posicion: integer('posicion').notNull(),
+    tipo_dte: integer('tipo_dte').notNull(),
+    intento: integer('intento').notNull().default(0),
+    dte_id: text('dte_id').references(() => dtes.id),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.set_id, t.caso] }), index('certificacion_casos_empresa').on(t.empresa_id)],
+)
+
+/**
+ * What certification sent to the SII: one EnvioDTE per documents set (or the simulation's), and each libro. The bytes
+ * are in `envios` (signed once, re-sent as they are); the documents' own states come from their tracking, the libros'
+ * from theirs (`estado`, `glosa_sii`).
+ */
+export const certificacionEnvios = sqliteTable(
+  'certificacion_envios',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    clase: text('clase', { enum: ['set', 'simulacion', 'libro'] }).notNull(),
+    /** Set names (clase set), 'SIMULACION', or the libro: ventas, compras, guias. */
+    nombres: text('nombres', { mode: 'json' }).$type<string[]>().notNull(),
+    envio_id: text('envio_id')
+      .notNull()
+      .references(() => envios.id),
+    dte_ids: text('dte_ids', { mode: 'json' }).$type<string[]>().notNull(),
+    /** por_enviar until the SII takes the file; then enviado (DTEs: their states say the rest), or the libro's final state. */
+    estado: text('estado').notNull(),
+    track_id: text('track_id'),
+    glosa_sii: text('glosa_sii'),
+    intentos: integer('intentos').notNull().default(0),
+    next_attempt_at: text('next_attempt_at'),
+    enviado_at: text('enviado_at'),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [index('certificacion_envios_empresa').on(t.empresa_id, t.created_at)],
+)
+
+/** What the person recorded of a stage at the SII's site (DESIGN §15 `POST /certificacion/etapas/{etapa}`). */
+export const certificacionEtapas = sqliteTable(
+  'certificacion_etapas',
+  {
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    etapa: text('etapa').notNull(),
+    estado: text('estado').notNull(),
+    nota: text('nota'),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.etapa] })],
+)
+
+export type CertificacionSetRow = typeof certificacionSets.$inferSelect
+export type CertificacionCasoRow = typeof certificacionCasos.$inferSelect
+export type CertificacionEnvioRow = typeof certificacionEnvios.$inferSelect
+export type CertificacionEtapaRow = typeof certificacionEtapas.$inferSelect

@@ -18,6 +18,7 @@ import { certificadoRoutes } from './routes/certificado'
 import { clienteRoutes } from './routes/clientes'
 import { productoRoutes } from './routes/productos'
 import { intercambioRoutes } from './routes/intercambio'
+import { certificacionRoutes } from './routes/certificacion'
 import { recibidoRoutes } from './routes/recibidos'
 
 export { API_PREFIX }
@@ -71,6 +72,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     .group(API_PREFIX, (api) => api.use(empresaRoutes(deps)).use(certificadoRoutes(deps)).use(cafRoutes(deps)).use(dteRoutes(deps)).use(dtePdfRoutes(deps)).use(clienteRoutes(deps)).use(productoRoutes(deps)).use(webhookRoutes(deps)))
     .group(API_PREFIX, (api) => api.use(intercambioRoutes(deps)))
     .group(API_PREFIX, (api) => api.use(recibidoRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(certificacionRoutes(deps)))
   return app
 }
 

@@ -13,8 +13,13 @@ import { attachRequestInfo, rebindRequestInfo, type RequestInfo } from './reques
 import type { Readiness } from './routes/ops'
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024
-/** Routes that take multipart/form-data besides JSON (the PFX upload, DESIGN §8). */
-const MULTIPART_PATHS = new Set([`${API_PREFIX}/empresa/certificado/pfx`, `${API_PREFIX}/recibidos/importar`])
+/** Routes that take multipart/form-data besides JSON: file uploads (the PFX, DESIGN §8; an EnvioDTE, §13; the SII's set and intercambio files, §15). */
+const MULTIPART_PATHS = new Set([
+  `${API_PREFIX}/empresa/certificado/pfx`,
+  `${API_PREFIX}/recibidos/importar`,
+  `${API_PREFIX}/certificacion/set`,
+  `${API_PREFIX}/certificacion/intercambio`,
+])
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 /** Another door served on the same port under its own prefix (the console, DESIGN §14): http knows only this shape. */

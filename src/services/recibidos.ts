@@ -232,7 +232,7 @@ function sha256Hex(bytes: Uint8Array): string {
 }
 
 /** IDK 900 (the simulator's CAFs) exactly where issuance accepts it: off the real SII, or for the demo company (DESIGN §8). */
-function acceptsSimulatedCafs(deps: Pick<Deps, 'config'>, empresa: EmpresaRow): boolean {
+export function acceptsSimulatedCafs(deps: Pick<Deps, 'config'>, empresa: EmpresaRow): boolean {
   return deps.config.sii.kind !== 'sii' || empresa.is_demo
 }
 

@@ -5,6 +5,7 @@ import { findDueForSubmission, findDueForTracking } from '../db/dte-store'
 import type { DteRow } from '../db/schema'
 import { inBatches } from './batches'
 import type { Deps } from './deps'
+import { submitCertificacionDue } from './certificacion-emitir'
 import { submitDte } from './submit-dte'
 import { trackDte } from './track-dte'
 
@@ -20,10 +21,14 @@ async function pass(deps: Deps, job: string, due: readonly DteRow[], work: (dte:
   return due.length
 }
 
-/** `sii-submit`: firmado (auto_send) and enviando DTEs whose next attempt is due, to the SII. */
-export function submitDue(deps: Deps): Promise<number> {
+/**
+ * `sii-submit`: firmado (auto_send) and enviando DTEs whose next attempt is due, to the SII; then the certification
+ * envelopes the SII has not taken yet (DESIGN §15), which carry a whole set each.
+ */
+export async function submitDue(deps: Deps): Promise<number> {
   const due = findDueForSubmission(deps.store.db, isoTimestamp(deps.clock.now()), SUBMISSIONS_PER_PASS)
-  return pass(deps, 'sii-submit', due, (dte) => submitDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
+  const dtes = await pass(deps, 'sii-submit', due, (dte) => submitDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
+  return dtes + (await submitCertificacionDue(deps))
 }
 
 /** `sii-track`: procesando DTEs whose next status query is due. */

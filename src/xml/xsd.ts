@@ -23,6 +23,8 @@ import respSiiLibrosXsd from './schemas/RespSIILibros_v10.xsd' with { type: 'fil
 import respuestaEnvioDteXsd from './schemas/RespuestaEnvioDTE_v10.xsd' with { type: 'file' }
 import siiTypesXsd from './schemas/SiiTypes_v10.xsd' with { type: 'file' }
 import xmldsigXsd from './schemas/xmldsignature_v10.xsd' with { type: 'file' }
+// Certificación de boletas (DESIGN §15): the ConsumoFolios Timbre writes (xml/consumo-folios.ts).
+import consumoFolioXsd from './schemas/ConsumoFolio_v10.xsd' with { type: 'file' }
 import { workerEntry } from '../worker-entry'
 import type { XsdJob, XsdOutcome } from './xsd-worker'
 
@@ -33,7 +35,7 @@ export type EnvelopeRoot = 'EnvioDTE' | 'EnvioBOLETA'
 export type LibroRoot = 'LibroCompraVenta' | 'LibroGuia'
 
 /** Every root element Timbre validates; RespSII is the SII's `RESULTADO_ENVIO` (RespSII_v10.xsd). */
-export type SchemaRoot = EnvelopeRoot | LibroRoot | 'RespuestaDTE' | 'EnvioRecibos' | 'RespSII'
+export type SchemaRoot = EnvelopeRoot | LibroRoot | 'RespuestaDTE' | 'EnvioRecibos' | 'RespSII' | 'ConsumoFolios'
 
 /** Embedded path of each XSD, by the file name the others use in `schemaLocation` (docs/sii-protocol.md §5). */
 export const SCHEMA_FILES: Readonly<Record<string, string>> = {
@@ -46,6 +48,7 @@ export const SCHEMA_FILES: Readonly<Record<string, string>> = {
   'EnvioRecibos_v10.xsd': envioRecibosXsd,
   'Recibos_v10.xsd': recibosXsd,
   'RespSII_v10.xsd': respSiiXsd,
+  'ConsumoFolio_v10.xsd': consumoFolioXsd,
   'LibroCV_v10.xsd': libroCvXsd,
   'LceCoCertif_v10.xsd': lceCoCertifXsd,
   'LceCal_v10.xsd': lceCalXsd,
@@ -75,6 +78,8 @@ const SCHEMA_SETS: Readonly<Record<SchemaRoot, SchemaSet>> = {
   RespuestaDTE: { main: 'RespuestaEnvioDTE_v10.xsd', preload: ['SiiTypes_v10.xsd', 'xmldsignature_v10.xsd'], fileName: 'respuesta.xml' },
   EnvioRecibos: { main: 'EnvioRecibos_v10.xsd', preload: ['Recibos_v10.xsd', 'SiiTypes_v10.xsd', 'xmldsignature_v10.xsd'], fileName: 'recibos.xml' },
   RespSII: { main: 'RespSII_v10.xsd', preload: [], fileName: 'resultado.xml' },
+  // ConsumoFolio_v10 imports xmldsignature and includes SiiTypes.
+  ConsumoFolios: { main: 'ConsumoFolio_v10.xsd', preload: ['SiiTypes_v10.xsd', 'xmldsignature_v10.xsd'], fileName: 'consumo-folios.xml' },
   LibroCompraVenta: {
     main: 'LibroCV_v10.xsd', preload: ['LceCoCertif_v10.xsd', 'LceSiiTypes_v10.xsd', 'LceCal_v10.xsd', 'xmldsignature_v10.xsd'], fileName: 'libro.xml',
   },

@@ -13,9 +13,10 @@ import { normalizeRut } from '../../domain/rut'
 import { verifyEnvelopeSignature } from '../../xml/block-signature'
 import { dteSignatureProblem, stampProblems, type StampProblem } from '../../xml/dte-checks'
 import { SII_RUT } from '../../xml/envelope'
-import { isUnreadable, readEnvio, type DocFields, type EnvioDteEntry, type ReadEnvio } from '../../xml/read-envio'
+import { childElements } from '../../xml/latin1'
+import { isUnreadable, leafText, readEnvio, type DocFields, type EnvioDteEntry, type ReadEnvio } from '../../xml/read-envio'
 import { validateSchema, type EnvelopeRoot } from '../../xml/xsd'
-import type { DocEstado, SiiError, StoredRejection } from './store'
+import { casoKey, type DocEstado, type SetCasoFound, type SiiError, type StoredRejection } from './store'
 import { certificateOf } from './xmldsig'
 
 
@@ -188,8 +189,9 @@ export interface ReceivedCopy {
 }
 
 /**
- * Each document's outcome (docs/sii-protocol.md §6.5 document codes; DESIGN §9 receptor rules). Synchronous, so the caller can
- * store the result in the same tick: two concurrent uploads of one folio cannot both be accepted.
+ * Each document's outcome (docs/sii-protocol.md §6.5 document codes; DESIGN §9 receptor rules; DESIGN §15 the checks of a
+ * set envío). Synchronous, so the caller can store the result in the same tick: two concurrent uploads of one folio
+ * cannot both be accepted.
  */
 export function decideDocuments(
   read: ReadEnvelope,
@@ -197,9 +199,12 @@ export function decideDocuments(
     readonly authorityKeys: ReadonlyMap<number, KeyObject>
     /** The copy of this folio the SII accepted in an earlier envelope (DOK/RPR/RLV), or null. */
     readonly acceptedCopy: (rutEmisor: string, tipo: number, folio: number) => ReceivedCopy | null
+    /** A case of a set of tests given to the company (`casoKey`), or null (store.ts findSetCaso). */
+    readonly findSetCaso: (rutEmisor: string, caso: string) => SetCasoFound | null
   },
 ): DocumentVerdict[] {
   const seen = new Map<string, ReceivedCopy>()
+  const empresa = normalizeRut(read.caratula.rutEmisor) ?? read.caratula.rutEmisor
   return read.dtes.map((dte) => {
     const f = dte.fields
     const rutEmisor = normalizeRut(f.rutEmisor) ?? f.rutEmisor
@@ -209,16 +214,60 @@ export function decideDocuments(
     const earlier = inEnvelope ?? (errors.length === 0 ? deps.acceptedCopy(rutEmisor, f.tipo, f.folio) : null)
     if (errors.length === 0 && earlier) errors.push(repeated(f, earlier, inEnvelope !== undefined))
     if (inEnvelope === undefined) seen.set(key, copyOf(f))
+    // Boletas mark their set in CodRef, not TpoDocRef (EnvioBOLETA_v11.xsd): only an EnvioDTE's documents are set documents here.
+    const setFindings = read.root === 'EnvioDTE' ? setCaseErrors(dte, empresa, deps.findSetCaso) : []
+    errors.push(...setFindings.filter((e) => e.nivel === 3))
     if (errors.length > 0) return { fields: f, estado: 'RCH', errors }
     const receptor = normalizeRut(f.rutReceptor)
     if (receptor === RECEPTOR_RECHAZA) {
       return { fields: f, estado: 'RCH', errors: [siiError('RCV', 1, 'Documento rechazado (receptor de prueba 88888888-8)', `DTE ${f.id}`)] }
     }
+    const reparos = setFindings.filter((e) => e.nivel !== 3)
     if (receptor === RECEPTOR_REPARO) {
-      return { fields: f, estado: 'RPR', errors: [siiError('RCV', 2, 'Documento aceptado con reparos (receptor de prueba 77777777-7)', `DTE ${f.id}`, 0, 2)] }
+      reparos.push(siiError('RCV', 2, 'Documento aceptado con reparos (receptor de prueba 77777777-7)', `DTE ${f.id}`, 0, 2))
     }
-    return { fields: f, estado: 'DOK', errors: [] }
+    return reparos.length > 0 ? { fields: f, estado: 'RPR', errors: reparos } : { fields: f, estado: 'DOK', errors: [] }
   })
+}
+
+/** `RazonRef` of a set document's first reference: `CASO <n>-<k>` (research §1.2 fact 1), spaces as anyone writes them. */
+const RAZON_SET = /^CASO\s+(\d+)\s*-\s*(\d+)$/i
+
+/**
+ * The SII's checks of a set document (DESIGN §15 "Simulator"; docs/decisions/simulator.md "The set of tests"): a DTE
+ * whose first reference has TpoDocRef `SET` must name, in RazonRef, a case of a set given to the envelope's company,
+ * with the case's type. A set envío must come "sin rechazos ni reparos" (research §1.2), so a document the set does not
+ * account for is rejected: no such case (SET-3-2), another type (SET-3-3), no case named at all (SET-3-1). A case of a
+ * set the company was given before its latest set of that name is a reparo (SET-2-4): the document is valid, but the
+ * SII evaluates only the last set downloaded. Documents without a SET first reference: no finding.
+ */
+export function setCaseErrors(dte: DteEntry, rutEmisor: string, findSetCaso: (rutEmisor: string, caso: string) => SetCasoFound | null): SiiError[] {
+  const ref = firstReferencia(dte)
+  if (ref === null || ref.tpoDocRef !== 'SET') return []
+  const { id, tipo } = dte.fields
+  const m = RAZON_SET.exec(ref.razonRef)
+  if (m === null) {
+    return [siiError('SET', 1, 'Referencia SET no indica un caso del set de pruebas', `DTE ${id}: RazonRef «${ref.razonRef}», se espera «CASO <n>-<k>»`)]
+  }
+  const caso = casoKey(m[1]!, m[2]!)
+  const found = findSetCaso(rutEmisor, caso)
+  if (found === null) {
+    return [siiError('SET', 2, 'Caso no corresponde a un set de pruebas del contribuyente', `DTE ${id}: CASO ${caso} no es de un set de pruebas entregado a ${rutEmisor}`)]
+  }
+  if (found.tipo !== tipo) {
+    return [siiError('SET', 3, 'Tipo de documento no corresponde al caso', `DTE ${id}: el CASO ${caso} (SET ${found.set_nombre}) es de tipo ${found.tipo}, el documento es de tipo ${tipo}`)]
+  }
+  if (found.numero_atencion !== found.numero_atencion_vigente) {
+    return [siiError('SET', 4, 'Caso de un set de pruebas anterior', `DTE ${id}: el CASO ${caso} es del SET ${found.set_nombre} N° ${found.numero_atencion}; el SII evalúa el último set entregado, N° ${found.numero_atencion_vigente}`, 0, 2)]
+  }
+  return []
+}
+
+/** TpoDocRef and RazonRef of the document's first Referencia (DTE_v10.xsd: after Detalle, in NroLinRef order), or null. */
+function firstReferencia(dte: DteEntry): { readonly tpoDocRef: string; readonly razonRef: string } | null {
+  const container = childElements(dte.element)[0]
+  const first = container === undefined ? undefined : childElements(container).find((e) => e.localName === 'Referencia')
+  return first === undefined ? null : { tpoDocRef: leafText(first, 'TpoDocRef'), razonRef: leafText(first, 'RazonRef') }
 }
 
 function copyOf(f: DocFields): ReceivedCopy {

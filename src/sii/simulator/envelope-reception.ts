@@ -108,7 +108,11 @@ export function recordEnvelope(ctx: SimulatorContext, channel: Channel, envelope
     ? []
     : rejection !== null
       ? read.dtes.map((dte) => ({ fields: dte.fields, estado: 'RCH', errors: rejection.errors }))
-      : decideDocuments(read, { authorityKeys: ctx.authorityKeys, acceptedCopy: (r, t, f) => ctx.store.acceptedCopy(r, t, f) })
+      : decideDocuments(read, {
+        authorityKeys: ctx.authorityKeys,
+        acceptedCopy: (r, t, f) => ctx.store.acceptedCopy(r, t, f),
+        findSetCaso: (r, caso) => ctx.store.findSetCaso(r, caso),
+      })
   const envio: EnvioRow = {
     track_id: trackId, channel, sha256: envelope.sha256, rut_emisor: envelope.rutEmisor, rut_envia: envelope.rutEnvia,
     file_name: envelope.fileName, received_at: envelope.now.getTime(), delay_ms: ctx.processingDelayMs, rejection,

@@ -107,6 +107,37 @@ export interface EventoRow {
   readonly registered_at: number
 }
 
+/** One case of a set of tests given to a company (DESIGN §15 "Simulator"): what the checks of a set envío look up. */
+export interface SetCasoRow {
+  /** The company the set was given to, canonical `12345678-K`. */
+  readonly rut_emisor: string
+  /** The set's name as the file writes it after `SET ` (BASICO, EXPORTACION 1, …). */
+  readonly set_nombre: string
+  readonly numero_atencion: number
+  /** `<n>-<k>` with no leading zeros, as `RazonRef` `CASO <n>-<k>` names it. */
+  readonly caso: string
+  /** The case's TipoDTE. */
+  readonly tipo: number
+}
+
+/** A recorded case and the número de atención of the latest set of its name given to the same company. */
+export interface SetCasoFound extends SetCasoRow {
+  readonly numero_atencion_vigente: number
+}
+
+/** `<n>-<k>` without leading zeros: the key a case is recorded and looked up by, however a file or a RazonRef writes it. */
+export function casoKey(n: string, k: string): string {
+  const digits = (d: string) => d.replace(/^0+(?=\d)/, '')
+  return `${digits(n)}-${digits(k)}`
+}
+
+/** One set of a file, as it is recorded: its name, number and cases (`<n>-<k>`, tipo). */
+export interface SetToRecord {
+  readonly nombre: string
+  readonly numeroAtencion: number
+  readonly casos: ReadonlyArray<{ readonly caso: string; readonly tipo: number }>
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS seed (seed TEXT PRIMARY KEY, channel TEXT NOT NULL, created_at INTEGER NOT NULL, used_at INTEGER);
@@ -132,6 +163,25 @@ CREATE TABLE IF NOT EXISTS libro (
   tipo TEXT NOT NULL, periodo TEXT NOT NULL, received_at INTEGER NOT NULL, delay_ms INTEGER NOT NULL, rejection TEXT
 );
 `
+
+// The sets of tests given to each company (DESIGN §15 "Simulator"; docs/decisions/simulator.md "The set of tests"): a
+// set per (company, número de atención), re-recording the same set replaces it; its cases by (company, `n-k`).
+const SET_SCHEMA = `
+CREATE TABLE IF NOT EXISTS set_pruebas (
+  rut_emisor TEXT NOT NULL, numero_atencion INTEGER NOT NULL, set_nombre TEXT NOT NULL, recorded_at INTEGER NOT NULL,
+  PRIMARY KEY (rut_emisor, numero_atencion)
+);
+CREATE TABLE IF NOT EXISTS set_caso (
+  rut_emisor TEXT NOT NULL, caso TEXT NOT NULL, set_nombre TEXT NOT NULL, numero_atencion INTEGER NOT NULL, tipo INTEGER NOT NULL,
+  PRIMARY KEY (rut_emisor, caso)
+);
+`
+
+/**
+ * Números de atención of generated sets start here: the SII's own were near 4.9 million in 2026 (research §1.3), so a
+ * real set recorded with `--from` does not meet a generated one's number for years.
+ */
+const FIRST_SET_ATENCION = 6_000_001
 
 /** First values of the counters: SOAP track ids are 10 digits with a leading zero, boleta ones 15 (docs/sii-protocol.md §6.4, §7.1). */
 const COUNTER_START: Readonly<Record<string, number>> = {
@@ -159,6 +209,7 @@ export class SimulatorStore {
     // counter, an envelope) blocked the event loop of `serve --sii simulado` for seconds a minute under load.
     this.db.exec('PRAGMA synchronous = NORMAL')
     this.db.exec(SCHEMA)
+    this.db.exec(SET_SCHEMA)
   }
 
   close(): void {
@@ -262,6 +313,56 @@ export class SimulatorStore {
       const envio = this.db.query<RawEnvio, [string]>('SELECT * FROM envio WHERE track_id = ?').get(raw.track_id)
       return envio === null ? [] : [{ documento: documentoOf(raw), envio: envioOf(envio) }]
     })
+  }
+
+  /** Reserves `count` consecutive números de atención for new sets, atomically (two CLIs never share one); the first. */
+  reserveNumerosAtencion(count: number): number {
+    this.db.query("INSERT OR IGNORE INTO counter (name, value) VALUES ('set_atencion', ?)").run(FIRST_SET_ATENCION - 1)
+    const row = this.db.query<{ value: number }, [number]>("UPDATE counter SET value = value + ? WHERE name = 'set_atencion' RETURNING value").get(count)
+    if (row === null) throw new Error('counter set_atencion vanished')
+    return row.value - count + 1
+  }
+
+  /**
+   * Records the sets a company was given, in one IMMEDIATE transaction (a running simulator may read the file meanwhile).
+   * A set already recorded for the company under the same número de atención is replaced with its cases, and becomes the
+   * latest of its name again.
+   */
+  recordSets(rutEmisor: string, sets: readonly SetToRecord[], now: number): void {
+    this.db.transaction(() => {
+      for (const set of sets) {
+        this.db.query('DELETE FROM set_caso WHERE rut_emisor = ? AND numero_atencion = ?').run(rutEmisor, set.numeroAtencion)
+        this.db.query('DELETE FROM set_pruebas WHERE rut_emisor = ? AND numero_atencion = ?').run(rutEmisor, set.numeroAtencion)
+        this.db.query('INSERT INTO set_pruebas (rut_emisor, numero_atencion, set_nombre, recorded_at) VALUES (?, ?, ?, ?)')
+          .run(rutEmisor, set.numeroAtencion, set.nombre, now)
+        const insert = this.db.query('INSERT OR REPLACE INTO set_caso (rut_emisor, caso, set_nombre, numero_atencion, tipo) VALUES (?, ?, ?, ?, ?)')
+        for (const c of set.casos) {
+          const [n = '', k = ''] = c.caso.split('-')
+          insert.run(rutEmisor, casoKey(n, k), set.nombre, set.numeroAtencion, c.tipo)
+        }
+      }
+    }).immediate()
+  }
+
+  /** A case (`casoKey`) given to the company, with the latest set of its name (the one the SII evaluates); null when never given. */
+  findSetCaso(rutEmisor: string, caso: string): SetCasoFound | null {
+    return this.db
+      .query<SetCasoFound, [string, string]>(
+        'SELECT c.rut_emisor, c.set_nombre, c.numero_atencion, c.caso, c.tipo, ' +
+          '(SELECT s.numero_atencion FROM set_pruebas s WHERE s.rut_emisor = c.rut_emisor AND s.set_nombre = c.set_nombre ORDER BY s.rowid DESC LIMIT 1) AS numero_atencion_vigente ' +
+          'FROM set_caso c WHERE c.rut_emisor = ? AND c.caso = ?',
+      )
+      .get(rutEmisor, caso)
+  }
+
+  /** Every case given to the company, by set in the order recorded, then case order. */
+  setCasosOf(rutEmisor: string): SetCasoRow[] {
+    return this.db
+      .query<SetCasoRow, [string]>(
+        'SELECT c.rut_emisor, c.set_nombre, c.numero_atencion, c.caso, c.tipo FROM set_caso c JOIN set_pruebas s ' +
+          'ON s.rut_emisor = c.rut_emisor AND s.numero_atencion = c.numero_atencion WHERE c.rut_emisor = ? ORDER BY s.rowid, c.rowid',
+      )
+      .all(rutEmisor)
   }
 
   insertLibro(libro: LibroRow): void {

@@ -1,0 +1,157 @@
+// `timbre certificacion …` (DESIGN §15 "CLI"): the certification flow from the terminal, through the running server's
+// own API. Issuing needs the server's folio reservations, worker pool and SII jobs, so the command does not open a
+// second writer on the data dir: it mints a short token for the company with the instance key (as `timbre token issue`
+// does) and calls the local `timbre serve` over loopback, which answers exactly as the API does.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { unzipSync } from 'fflate'
+import { loadKeyring } from '../app'
+import { dataDirFrom, jwtPublicKeysFromEnv } from '../config'
+import { OperatorError } from '../errors'
+import { resolveEmpresa } from '../services/empresas'
+import { issueToken } from '../services/tokens'
+import { withAdminStore } from './admin-store'
+import { DATA_DIR_FLAG, intFlag, requireFlag, UsageError, type Command, type FlagSpec, type ParsedArgs } from './command'
+import { serveOrigin } from './serve-origin'
+
+const API = '/api/v1/billing/certificacion'
+/** Issuing a whole set and sending it waits for the SII's upload answers: minutes, not seconds, on a slow day. */
+const TIMEOUT_MS = 10 * 60 * 1000
+
+const COMMON: Readonly<Record<string, FlagSpec>> = {
+  '--empresa': { takesValue: true, help: 'RUT o id de la empresa (en ambiente certificacion)' },
+  '--url': { takesValue: true, help: 'origen del servidor en marcha; por defecto http://TIMBRE_HOST:TIMBRE_PORT' },
+  ...DATA_DIR_FLAG,
+}
+
+/** A token for the company, valid five minutes: enough for one command, useless if it leaks into a log. */
+async function bearerFor(args: ParsedArgs): Promise<string> {
+  const ref = requireFlag(args, '--empresa')
+  return withAdminStore(args, async (deps) => {
+    const empresa = resolveEmpresa(deps, { ref })
+    const keyring = await loadKeyring(dataDirFrom(args.flags), jwtPublicKeysFromEnv())
+    return (await issueToken({ ...deps, keyring }, { empresaId: empresa.id, sub: 'timbre certificacion', ttlSeconds: 300 })).token
+  })
+}
+
+interface ApiAnswer {
+  readonly status: number
+  readonly body: unknown
+  readonly bytes: Uint8Array
+  readonly contentType: string
+}
+
+async function callApi(args: ParsedArgs, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
+  const token = await bearerFor(args)
+  const local = serveOrigin()
+  const origin = (args.flags['--url'] ?? local.origin).replace(/\/+$/, '')
+  const tls = args.flags['--url'] === undefined && local.isTls ? { rejectUnauthorized: false } : undefined
+  process.stderr.write(`${JSON.stringify({ msg: 'certificacion.request', method, path: `${API}${path}` })}\n`)
+  let res: Response
+  try {
+    res = await fetch(`${origin}${API}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      tls,
+    })
+  } catch {
+    throw new OperatorError(`no se pudo conectar con ${origin}: inicie el servidor (timbre serve) o indique --url`)
+  }
+  const bytes = new Uint8Array(await res.arrayBuffer())
+  const contentType = res.headers.get('content-type') ?? ''
+  const parsed = contentType.includes('json') ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown) : null
+  if (res.status >= 400) {
+    const e = (parsed ?? {}) as { code?: string; message?: string; details?: Array<{ field: string; message: string }> }
+    const details = (e.details ?? []).map((d) => `\n  ${d.field}: ${d.message}`).join('')
+    throw new OperatorError(`HTTP ${res.status} ${e.code ?? ''}: ${e.message ?? ''}${details}`)
+  }
+  return { status: res.status, body: parsed, bytes, contentType }
+}
+
+function fileArg(args: ParsedArgs, what: string): Uint8Array {
+  const path = args.positionals[0]
+  if (path === undefined) throw new UsageError(`falta el archivo ${what}`)
+  try {
+    return readFileSync(path)
+  } catch {
+    throw new OperatorError(`no se pudo leer ${path}`)
+  }
+}
+
+export const certificacionEstado: Command = {
+  name: 'certificacion estado',
+  summary: 'Estado de la certificación ante el SII: etapas con el siguiente paso, casos con sus folios, envíos y libros.',
+  usage: 'timbre certificacion estado --empresa RUT|ID',
+  flags: COMMON,
+  async run(args) {
+    return (await callApi(args, 'GET', '')).body
+  },
+}
+
+export const certificacionSet: Command = {
+  name: 'certificacion set',
+  summary: 'Carga el set de pruebas que entregó el SII (SIISetDePruebas….txt) tal como se descargó.',
+  usage: 'timbre certificacion set ARCHIVO --empresa RUT|ID [--reemplazar]',
+  flags: { ...COMMON, '--reemplazar': { takesValue: false, help: 'reemplaza un set cuyos casos ya se emitieron (se emiten de nuevo, con folios nuevos)' } },
+  async run(args) {
+    const bytes = fileArg(args, 'del set')
+    const query = args.flags['--reemplazar'] === 'true' ? '?reemplazar=true' : ''
+    return (await callApi(args, 'POST', `/set${query}`, { archivo_base64: Buffer.from(bytes).toString('base64') })).body
+  },
+}
+
+export const certificacionEmitir: Command = {
+  name: 'certificacion emitir',
+  summary: 'Emite cada caso del set una sola vez, con la referencia SET, y envía un EnvioDTE por set al SII.',
+  usage: 'timbre certificacion emitir --empresa RUT|ID [--no-enviar] [--tpo-cambio N] [--reemitir]',
+  flags: {
+    ...COMMON,
+    '--no-enviar': { takesValue: false, help: 'solo emite; no envía al SII' },
+    '--tpo-cambio': { takesValue: true, help: 'tipo de cambio de la moneda de los sets de exportación' },
+    '--reemitir': { takesValue: false, help: 'reemite con folios nuevos los casos rechazados o con reparos' },
+  },
+  async run(args) {
+    const raw = args.flags['--tpo-cambio']
+    const tpoCambio = raw === undefined ? undefined : Number(raw.replace(',', '.'))
+    if (tpoCambio !== undefined && !(Number.isFinite(tpoCambio) && tpoCambio > 0)) throw new UsageError(`--tpo-cambio debe ser un número positivo, se recibió "${raw}"`)
+    return (await callApi(args, 'POST', '/set/emitir', {
+      enviar: args.flags['--no-enviar'] !== 'true',
+      reemitir: args.flags['--reemitir'] === 'true',
+      ...(tpoCambio !== undefined ? { tpo_cambio: tpoCambio } : {}),
+    })).body
+  },
+}
+
+export const certificacionSimulacion: Command = {
+  name: 'certificacion simulacion',
+  summary: 'Simulación: emite entre 20 y 100 documentos representativos de la empresa y los envía en un EnvioDTE.',
+  usage: 'timbre certificacion simulacion --empresa RUT|ID --cantidad N',
+  flags: { ...COMMON, '--cantidad': { takesValue: true, help: 'cuántos documentos, de 20 a 100' } },
+  async run(args) {
+    requireFlag(args, '--cantidad')
+    return (await callApi(args, 'POST', '/simulacion', { cantidad: intFlag(args, '--cantidad') })).body
+  },
+}
+
+export const certificacionIntercambio: Command = {
+  name: 'certificacion intercambio',
+  summary: 'Intercambio: escribe en DIR las tres respuestas firmadas al EnvioDTE de prueba del SII.',
+  usage: 'timbre certificacion intercambio ARCHIVO --out DIR --empresa RUT|ID',
+  flags: { ...COMMON, '--out': { takesValue: true, help: 'directorio donde se escriben 1_RecepcionDTE.xml, 2_EnvioRecibos.xml y 3_ResultadoDTE.xml' } },
+  async run(args) {
+    const out = requireFlag(args, '--out')
+    const bytes = fileArg(args, 'de intercambio del SII')
+    const answer = await callApi(args, 'POST', '/intercambio?formato=json', { archivo_base64: Buffer.from(bytes).toString('base64') })
+    const { informe, zip_base64 } = answer.body as { informe: unknown; zip_base64: string }
+    mkdirSync(out, { recursive: true })
+    const files = unzipSync(new Uint8Array(Buffer.from(zip_base64, 'base64')))
+    for (const [name, content] of Object.entries(files)) writeFileSync(join(out, name), content)
+    return { archivos: Object.keys(files).map((name) => join(out, name)), informe }
+  },
+}
+
+export const CERTIFICACION_COMMANDS: readonly Command[] = [
+  certificacionEstado, certificacionSet, certificacionEmitir, certificacionSimulacion, certificacionIntercambio,
+]

@@ -1,0 +1,108 @@
+// Certificación ante el SII (DESIGN §15, extensions): request bodies and the documented answers. Pure data and checks.
+import { Type, type Static } from '@sinclair/typebox'
+import { validationError } from '../errors'
+import { ESTADOS_ETAPA, ETAPAS } from '../domain/certificacion-etapas'
+import { jsonObjectOf, notAllowedMembers, parseBody } from './validation'
+
+const BASE64 = /^[A-Za-z0-9+/\s]+(?:={1,2}\s*)?$/
+
+/** An uploaded file: JSON `{archivo_base64}` (its exact bytes) or multipart `archivo`; errors name the field used. */
+export async function readArchivo(request: Request, body: unknown, what: string): Promise<{ bytes: Uint8Array; field: 'archivo' | 'archivo_base64'; fileName: string | null }> {
+  if ((request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
+    const file = ((body ?? {}) as Record<string, unknown>).archivo
+    if (!(file instanceof Blob))
+      throw validationError([{ field: 'archivo', code: file === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: `Adjunte ${what} en el campo archivo.` }])
+    const bytes = new Uint8Array(await file.arrayBuffer())
+    if (bytes.length === 0) throw validationError([{ field: 'archivo', code: 'REQUIRED', message: 'El archivo está vacío.' }])
+    return { bytes, field: 'archivo', fileName: file instanceof File && file.name !== '' ? file.name : null }
+  }
+  const fields = jsonObjectOf(body)
+  const extra = notAllowedMembers(fields, ['archivo_base64'])
+  if (extra.length > 0) throw validationError(extra)
+  const value = fields.archivo_base64
+  if (typeof value !== 'string' || value.trim() === '')
+    throw validationError([{ field: 'archivo_base64', code: value === undefined || value === '' ? 'REQUIRED' : 'INVALID_TYPE', message: `${what} en base64 es requerido.` }])
+  if (!BASE64.test(value)) throw validationError([{ field: 'archivo_base64', code: 'INVALID_FORMAT', message: 'No es base64 válido.' }])
+  return { bytes: new Uint8Array(Buffer.from(value, 'base64')), field: 'archivo_base64', fileName: null }
+}
+
+export const ArchivoBody = Type.Object(
+  { archivo_base64: Type.String({ description: 'Los bytes exactos del archivo, en base64 (o multipart/form-data con el campo archivo).' }) },
+  { additionalProperties: false },
+)
+
+export const EmitirSetBody = Type.Object(
+  {
+    enviar: Type.Optional(Type.Boolean({ description: 'Envía al SII un EnvioDTE por set (por defecto true).' })),
+    tpo_cambio: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 999999, description: 'Tipo de cambio de la moneda de los sets de exportación (el set no lo trae).' })),
+    reemitir: Type.Optional(Type.Boolean({ description: 'Reemite, con folios nuevos y un envío nuevo, los casos que el SII rechazó o reparó (y los que los citan).' })),
+  },
+  { additionalProperties: false },
+)
+export type EmitirSetBodyT = Static<typeof EmitirSetBody>
+
+export function parseEmitirSet(body: unknown): { enviar: boolean; tpoCambio?: number; reemitir: boolean } {
+  // No body at all is the default run: issue and send.
+  const parsed = parseBody<EmitirSetBodyT>(EmitirSetBody, body === undefined || body === null || body === '' ? {} : body, () => [])
+  return { enviar: parsed.enviar ?? true, ...(parsed.tpo_cambio !== undefined ? { tpoCambio: parsed.tpo_cambio } : {}), reemitir: parsed.reemitir ?? false }
+}
+
+export const SimulacionBody = Type.Object(
+  { cantidad: Type.Integer({ minimum: 20, maximum: 100, description: 'Cuántos documentos (el SII pide entre 20 y 100).' }) },
+  { additionalProperties: false },
+)
+
+export function parseSimulacion(body: unknown): { cantidad: number } {
+  return parseBody<Static<typeof SimulacionBody>>(SimulacionBody, body, () => [])
+}
+
+export const EtapaBody = Type.Object(
+  {
+    estado: Type.Union([Type.Literal('aprobado'), Type.Literal('pendiente')], { description: 'Lo que el SII dijo en su sitio.' }),
+    nota: Type.Optional(Type.String({ maxLength: 500, description: 'Nota libre (fecha de aprobación, observaciones del SII).' })),
+  },
+  { additionalProperties: false },
+)
+export type EtapaBodyT = Static<typeof EtapaBody>
+
+export function parseEtapa(body: unknown): EtapaBodyT {
+  return parseBody<EtapaBodyT>(EtapaBody, body, () => [])
+}
+
+const nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()])
+
+/** The answer of GET /certificacion and of every operation that changes it (documentation). */
+export const EstadoCertificacionSchema = Type.Object({
+  empresa: Type.Object({ rut: Type.String(), razon_social: Type.String(), ambiente: Type.String(), fecha_resolucion: Type.String() }),
+  etapas: Type.Array(Type.Object({
+    etapa: Type.Union(ETAPAS.map((e) => Type.Literal(e))),
+    estado: Type.Union(ESTADOS_ETAPA.map((e) => Type.Literal(e))),
+    siguiente_paso: Type.String({ description: 'Qué hacer ahora, en palabras, con los track ids y fechas a declarar.' }),
+    actualizado_at: nullable(Type.String()),
+  })),
+  indicaciones: Type.Array(Type.String()),
+  sets: Type.Array(Type.Object({
+    nombre: Type.String(),
+    numero_atencion: Type.Integer(),
+    cargado_at: Type.String(),
+    instrucciones: Type.Array(Type.String()),
+    casos: Type.Array(Type.Object({
+      caso: Type.String(),
+      tipo_dte: Type.Integer(),
+      dte_id: nullable(Type.String()),
+      folio: Type.Union([Type.Integer(), Type.Null()]),
+      estado: Type.String({ description: 'sin_emitir, o el estado del DTE.' }),
+      glosa_sii: nullable(Type.String()),
+      documento: Type.Object({}, { additionalProperties: true, description: 'La solicitud que emite el caso (EmitirDTERequest sin receptor ni referencias).' }),
+      referencia: Type.Union([Type.Object({ caso: Type.String(), codigo_ref: Type.Integer(), razon: Type.String() }), Type.Null()]),
+      instrucciones: Type.Array(Type.String()),
+    })),
+  })),
+  envios: Type.Array(Type.Object({
+    id: Type.String(), clase: Type.String(), sets: Type.Array(Type.String()), track_id: nullable(Type.String()), estado: Type.String(),
+    glosa_sii: nullable(Type.String()), enviado_at: nullable(Type.String()), documentos: Type.Integer(),
+  })),
+  libros: Type.Array(Type.Object({
+    tipo: Type.String(), track_id: nullable(Type.String()), estado: Type.String(), glosa_sii: nullable(Type.String()), enviado_at: nullable(Type.String()),
+  })),
+})

@@ -1,0 +1,128 @@
+// Certificación ante el SII (DESIGN §15, extensions): the set file, issuing and sending it, the state of each stage with
+// the next step, and what the person records. Every operation answers 409 NOT_IN_CERTIFICATION for a company in producción.
+import { Elysia } from 'elysia'
+import { cargarSet, estadoCertificacion, marcarEtapaEnCurso, registrarEtapa, requireCertificacion } from '../../services/certificacion'
+import { answerIntercambio } from '../../services/certificacion-intercambio'
+import { emitirSet } from '../../services/certificacion-emitir'
+import { simular } from '../../services/certificacion-simulacion'
+import type { Deps } from '../../services/deps'
+import {
+  ArchivoBody, EmitirSetBody, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
+} from '../../contracts/certificacion'
+import { validateEmision } from '../../contracts/dte'
+import { jsonBody } from '../../contracts/params'
+import { credentialOf } from '../request-context'
+import { errorResponses } from '../../contracts/common'
+import { isEtapa } from '../../domain/certificacion-etapas'
+import { TimbreError } from '../../errors'
+
+const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Certificación'], 'x-timbre-extension': true }) as Record<string, unknown>
+const estadoResponse = (description: string) => ({ description, content: { 'application/json': { schema: EstadoCertificacionSchema } } })
+
+export const certificacionRoutes = (deps: Deps) =>
+  new Elysia({ prefix: '/certificacion', normalize: false })
+    .get('', ({ request }) => estadoCertificacion(deps, { empresaId: credentialOf(request).empresaId }), {
+      detail: extension({
+        operationId: 'obtenerCertificacion',
+        summary: 'Estado de la certificación ante el SII: etapas con el siguiente paso, sets, casos con sus folios, envíos y libros (extensión)',
+        responses: { 200: estadoResponse('Estado de la certificación'), ...errorResponses(409) },
+      }),
+    })
+    .post(
+      '/set',
+      async ({ request, body, query, set }) => {
+        const archivo = await readArchivo(request, body, 'El set de pruebas del SII')
+        set.status = 201
+        return cargarSet(deps, { empresaId: credentialOf(request).empresaId, bytes: archivo.bytes, field: archivo.field, reemplazar: query.reemplazar === 'true', check: validateEmision })
+      },
+      {
+        detail: extension({
+          operationId: 'cargarSetPruebas',
+          summary: 'Carga el set de pruebas del SII (SIISetDePruebas….txt, ISO-8859-1) y muestra la solicitud de cada caso (extensión)',
+          description:
+            'JSON `{"archivo_base64"}` con los bytes exactos del archivo, o multipart/form-data con el campo `archivo`. Una línea ilegible, o un caso que no se podría emitir, es un 400 que nombra la línea; no se guarda nada. Los sets se guardan por nombre; uno con casos emitidos se reemplaza solo con `?reemplazar=true` (409 SET_YA_EMITIDO).',
+          parameters: [{ name: 'reemplazar', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'], default: 'false' } }],
+          requestBody: jsonBody(ArchivoBody),
+          responses: { 201: estadoResponse('Set cargado'), ...errorResponses(400, 409) },
+        }),
+      },
+    )
+    .post(
+      '/set/emitir',
+      async ({ request, body }) => {
+        const input = parseEmitirSet(body)
+        return emitirSet(deps, { empresaId: credentialOf(request).empresaId, ...input, check: validateEmision })
+      },
+      {
+        detail: extension({
+          operationId: 'emitirSetPruebas',
+          summary: 'Emite cada caso del set una sola vez, en orden, con la referencia SET, y envía un EnvioDTE por set al SII (extensión)',
+          description:
+            'Cada caso pasa por el mismo camino que POST /dte (reglas, folio, TED, firma). `tpo_cambio` es el tipo de cambio de los sets de exportación (400 REQUIRED si falta). `reemitir: true` reemite con folios nuevos los casos rechazados o con reparos. Los documentos siguen su estado en el SII como cualquier DTE.',
+          requestBody: { required: false, content: { 'application/json': { schema: EmitirSetBody } } },
+          responses: { 200: estadoResponse('Estado tras emitir y enviar'), ...errorResponses(400, 409, 422) },
+        }),
+      },
+    )
+    .post(
+      '/simulacion',
+      async ({ request, body }) => {
+        const { cantidad } = parseSimulacion(body)
+        return simular(deps, { empresaId: credentialOf(request).empresaId, cantidad, check: validateEmision })
+      },
+      {
+        detail: extension({
+          operationId: 'generarSimulacion',
+          summary: 'Simulación: emite entre 20 y 100 documentos representativos de la empresa y los envía en un EnvioDTE (extensión)',
+          description:
+            'Tipos que cubrió el set (33, 34, 46, 52, 56, 61), con los clientes y productos de la empresa cuando los tiene, montos y descuentos variados y notas sobre sus propias facturas. 422 NO_FOLIOS_AVAILABLE antes de emitir si faltan folios.',
+          requestBody: jsonBody(SimulacionBody),
+          responses: { 200: estadoResponse('Estado tras la simulación'), ...errorResponses(400, 409, 422) },
+        }),
+      },
+    )
+    .post(
+      '/intercambio',
+      async ({ request, body, query }) => {
+        const { empresaId } = credentialOf(request)
+        requireCertificacion(deps.store.db, empresaId)
+        const archivo = await readArchivo(request, body, 'El EnvioDTE de intercambio del SII')
+        const { zip, informe } = await answerIntercambio(deps, { empresaId, bytes: archivo.bytes, field: archivo.field, fileName: archivo.fileName, now: deps.clock.now() })
+        marcarEtapaEnCurso(deps, { empresaId, etapa: 'intercambio' })
+        if (query.formato === 'json') return { informe, zip_base64: Buffer.from(zip).toString('base64') }
+        return new Response(Buffer.from(zip), {
+          headers: { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="intercambio.zip"' },
+        })
+      },
+      {
+        detail: extension({
+          operationId: 'responderIntercambio',
+          summary: 'Intercambio: las tres respuestas firmadas al EnvioDTE de prueba del SII, en un zip (extensión)',
+          description:
+            'JSON `{"archivo_base64"}` o multipart `archivo` con el EnvioDTE que entrega el SII (emisor 88888888-8). Responde application/zip con 1_RecepcionDTE.xml, 2_EnvioRecibos.xml y 3_ResultadoDTE.xml, firmados con el certificado de la empresa. Corren las mismas validaciones que a cualquier envío recibido; con `?formato=json` responde `{informe, zip_base64}` con el resultado de cada una. No guarda los documentos. 400 si el archivo no es el envío de intercambio del SII para esta empresa.',
+          parameters: [{ name: 'formato', in: 'query', required: false, schema: { type: 'string', enum: ['zip', 'json'], default: 'zip' } }],
+          requestBody: jsonBody(ArchivoBody),
+          responses: {
+            200: { description: 'Las tres respuestas', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } },
+            ...errorResponses(400, 409, 422),
+          },
+        }),
+      },
+    )
+    .post(
+      '/etapas/:etapa',
+      ({ request, params, body }) => {
+        if (!isEtapa(params.etapa)) throw new TimbreError('NOT_FOUND', { context: { etapa: params.etapa } })
+        const input = parseEtapa(body)
+        return registrarEtapa(deps, { empresaId: credentialOf(request).empresaId, etapa: params.etapa, estado: input.estado, ...(input.nota !== undefined ? { nota: input.nota } : {}) })
+      },
+      {
+        detail: extension({
+          operationId: 'registrarEtapaCertificacion',
+          summary: 'Registra lo que el SII dijo de una etapa en su sitio: aprobado o pendiente (extensión)',
+          parameters: [{ name: 'etapa', in: 'path', required: true, schema: { type: 'string', enum: ['set_pruebas', 'simulacion', 'intercambio', 'muestras', 'declaracion'] } }],
+          requestBody: jsonBody(EtapaBody),
+          responses: { 200: estadoResponse('Estado de la certificación'), ...errorResponses(400, 404, 409) },
+        }),
+      },
+    )
