@@ -12,6 +12,7 @@ import {
   type LibroGuias, type LibroResult, type TratamientoCompra,
 } from '../../../src/domain/libros'
 import { decodeSetText, parseSetPruebas, type CompraSet, type SetPruebas } from '../../../src/domain/set-pruebas'
+import { generateSetPruebas } from '../../../src/sii/simulator/set-generator'
 
 const DIR = join(import.meta.dir, '../../fixtures/sii/sets')
 const PROVEEDOR = { rut: '76086428-5', razonSocial: 'Proveedora Ñandú Limitada' }
@@ -124,6 +125,21 @@ describe('libro de compras from the 2026-layout set (sintetico-2026.txt): factor
   test('the credit of IVA de uso común uses the set\'s factor: 5 206 × 0.55 = 2 863.3 → 2 863', () => {
     expect(libro.resumen.find((t) => t.tipoDoc === 30)).toMatchObject({ factorMilesimas: 550, ivaUsoComun: 5206, creditoIvaUsoComun: 2863 })
     expect(libro.resumen.map((t) => t.tipoDoc)).toEqual([30, 33, 46, 61])
+  })
+})
+
+describe('libro de compras from the simulator\'s generated sets (sii/simulator/set-generator.ts)', () => {
+  test.each([1, 2, 3, 17, 4_294_967_295])('seed %d: the grid parses and every line is booked, its resumen summing its detalle', (seed) => {
+    const file = generateSetPruebas({ seed, sets: ['basico', 'guia', 'libros'], numeroAtencion: 6_000_001 })
+    const decoded = decodeSetText(file.bytes)
+    if (!decoded.ok) throw new Error(decoded.error.message)
+    const parsed = parseSetPruebas(decoded.text)
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors))
+    const set = parsed.value.sets.find((s) => s.nombre === 'LIBRO DE COMPRAS')!
+    const libro = ok(libroCompras({ periodo: '2026-03', compras: set.compras ?? [], factorProporcionalidad: set.factorProporcionalidad ?? null, proveedor: PROVEEDOR }))
+    expect(libro.detalle).toHaveLength(7)
+    expect(libro.resumen.map((t) => t.tipoDoc)).toEqual([30, 33, 46, 60])
+    expect(resumenCompraVentaMismatches(libro.detalle, libro.resumen)).toEqual([])
   })
 })
 
