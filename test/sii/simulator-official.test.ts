@@ -84,11 +84,12 @@ describe('the SII\'s example envelope', () => {
 })
 
 describe('embedded XSDs', () => {
-  test('the exchange schemas of DESIGN §13 are embedded beside the envelopes\'', () => {
+  test('the exchange schemas of DESIGN §13 and the certification libros\' are embedded beside the envelopes\'', () => {
     expect(Object.keys(SCHEMA_FILES).sort()).toEqual([
       'ConsumoFolio_v10.xsd',
-      'DTE_v10.xsd', 'EnvioBOLETA_v11.xsd', 'EnvioDTE_v10.xsd', 'EnvioRecibos_v10.xsd', 'Recibos_v10.xsd',
-      'RespSII_v10.xsd', 'RespuestaEnvioDTE_v10.xsd', 'SiiTypes_v10.xsd', 'xmldsignature_v10.xsd',
+      'DTE_v10.xsd', 'EnvioBOLETA_v11.xsd', 'EnvioDTE_v10.xsd', 'EnvioRecibos_v10.xsd',
+      'LceCal_v10.xsd', 'LceCoCertif_v10.xsd', 'LceSiiTypes_v10.xsd', 'LibroCV_v10.xsd', 'LibroGuia_v10.xsd', 'Recibos_v10.xsd',
+      'RespSIILibros_v10.xsd', 'RespSII_v10.xsd', 'RespuestaEnvioDTE_v10.xsd', 'SiiTypes_v10.xsd', 'xmldsignature_v10.xsd',
     ])
   })
 

@@ -35,6 +35,9 @@ export const ENVIO_ESTADOS: Readonly<Record<string, { readonly kind: EnvioEstado
   RPT: { kind: 'rejected', glosa: 'Rechazado: envío repetido' },
   RCO: { kind: 'rejected', glosa: 'Rechazado por inconsistencia' },
   VOF: { kind: 'rejected', glosa: 'No se encontró el archivo .xml' },
+  // A certification libro's final states (docs/sii-protocol.md §6.9): LOK accepted (no counters), LRH rejected.
+  LOK: { kind: 'processed', glosa: 'Libro aceptado' },
+  LRH: { kind: 'rejected', glosa: 'Libro rechazado' },
 }
 
 /**

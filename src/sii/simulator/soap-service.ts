@@ -9,6 +9,7 @@ import { seedRespuesta, tokenRespuesta } from './auth-answers'
 import { pathIs, type Route, type SimulatorContext } from './channel'
 import { parseDteQuery } from './dte-query-params'
 import { textResponse } from './http-responses'
+import { libroEstUp } from './libro-reception'
 import { countersOf, dteStatus } from './queries'
 import { parseSoapRequest, respuesta, soapFault, soapResponse, wsdl, type Field, type SoapCall } from './soap'
 import { envioState } from './states'
@@ -66,6 +67,9 @@ function getEstUp(ctx: SimulatorContext, param: Param, now: Date): string {
   if (tokenProblem !== null) return respuesta(tokenProblem)
   const company = normalizeRut(`${param('RutCompania')}-${param('DvCompania')}`)
   const envio = company === null ? null : ctx.store.findEnvio('soap', param('TrackId'))
+  // A certification libro's track id: its state alone, no RESP_BODY (libro-reception.ts).
+  const libro = company === null || envio !== null ? null : libroEstUp(ctx, param('TrackId'), company, now)
+  if (libro !== null) return respuesta([['TRACKID', libro.trackId], ['ESTADO', libro.estado], ['GLOSA', libro.glosa], ['NUM_ATENCION', numAtencion(ctx, now)]])
   if (envio === null || envio.rut_emisor !== company) return respuesta(paramError(numAtencion(ctx, now)))
   const state = envioState(envio, now)
   const hdr: Field[] = [['TRACKID', envio.track_id], ['ESTADO', state.estado], ['GLOSA', state.glosa], ['NUM_ATENCION', numAtencion(ctx, now)]]

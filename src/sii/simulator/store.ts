@@ -56,6 +56,30 @@ export interface EnvioRow {
 
 export type DocEstado = 'DOK' | 'RPR' | 'RLV' | 'RCH'
 
+/** A certification libro's rejection (libro-reception.ts): the upload pipeline's RSC, RFR, or LRH for its content. */
+export interface StoredLibroRejection {
+  readonly estado: 'RSC' | 'RFR' | 'LRH'
+  readonly glosa: string
+  readonly errors: readonly SiiError[]
+}
+
+/** A LibroCompraVenta or LibroGuia received on DTEUpload; its track id comes from the same counter as the envelopes'. */
+export interface LibroRow {
+  readonly track_id: string
+  readonly sha256: string
+  /** rutCompany-dvCompany of the upload, the carátula's RutEmisorLibro. */
+  readonly rut_emisor: string
+  readonly rut_envia: string
+  readonly file_name: string
+  /** VENTA or COMPRA (LibroCompraVenta's TipoOperacion), GUIA for a LibroGuia. */
+  readonly tipo: string
+  /** PeriodoTributario as written. */
+  readonly periodo: string
+  readonly received_at: number
+  readonly delay_ms: number
+  readonly rejection: StoredLibroRejection | null
+}
+
 export interface DocumentoRow {
   readonly track_id: string
   readonly position: number
@@ -134,6 +158,10 @@ CREATE TABLE IF NOT EXISTS evento (
   registered_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS evento_documento ON evento (rut_emisor, tipo, folio);
+CREATE TABLE IF NOT EXISTS libro (
+  track_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, rut_emisor TEXT NOT NULL, rut_envia TEXT NOT NULL, file_name TEXT NOT NULL,
+  tipo TEXT NOT NULL, periodo TEXT NOT NULL, received_at INTEGER NOT NULL, delay_ms INTEGER NOT NULL, rejection TEXT
+);
 `
 
 // The sets of tests given to each company (DESIGN §15 "Simulator"; docs/decisions/simulator.md "The set of tests"): a
@@ -336,6 +364,30 @@ export class SimulatorStore {
       )
       .all(rutEmisor)
   }
+
+  insertLibro(libro: LibroRow): void {
+    this.db
+      .query('INSERT INTO libro (track_id, sha256, rut_emisor, rut_envia, file_name, tipo, periodo, received_at, delay_ms, rejection) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(libro.track_id, libro.sha256, libro.rut_emisor, libro.rut_envia, libro.file_name, libro.tipo, libro.periodo, libro.received_at, libro.delay_ms,
+        libro.rejection === null ? null : JSON.stringify(libro.rejection))
+  }
+
+  findLibro(trackId: string): LibroRow | null {
+    const row = this.db.query<RawLibro, [string]>('SELECT * FROM libro WHERE track_id = ?').get(trackId)
+    return row === null ? null : libroOf(row)
+  }
+
+  /** The libro first received with these bytes (STATUS 99, as for envelopes). */
+  findLibroByBytes(sha256: string): LibroRow | null {
+    const row = this.db.query<RawLibro, [string]>('SELECT * FROM libro WHERE sha256 = ?').get(sha256)
+    return row === null ? null : libroOf(row)
+  }
+}
+
+type RawLibro = Omit<LibroRow, 'rejection'> & { readonly rejection: string | null }
+
+function libroOf(raw: RawLibro): LibroRow {
+  return { ...raw, rejection: raw.rejection === null ? null : (JSON.parse(raw.rejection) as StoredLibroRejection) }
 }
 
 type RawEnvio = Omit<EnvioRow, 'rejection' | 'channel'> & { readonly rejection: string | null; readonly channel: string }

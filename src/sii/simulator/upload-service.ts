@@ -1,7 +1,8 @@
 // DTEUpload (docs/sii-protocol.md §6.4), the SOAP channel's envelope upload as src/sii/client/upload.ts sends it: a
 // multipart POST answered by RECEPCIONDTE, HTTP 200 always. It refuses at once, by STATUS, only what it must read to
 // accept the file (token, form, size, XML, envelope signature, sender, company); the XSD and every later check run
-// before the answer too, but are reported through the envelope's states (docs/decisions/simulator.md).
+// before the answer too, but are reported through the envelope's states (docs/decisions/simulator.md). A certification
+// libro (LibroCompraVenta, LibroGuia) is received by libro-reception.ts.
 import { santiagoTimestamp } from '../../clock'
 import { checkToken, tokenFromCookie } from './auth'
 import { MAX_ENVELOPE_BYTES, pathIs, type Route, type SimulatorContext } from './channel'
@@ -10,6 +11,7 @@ import {
   earlierTrackId, readUploadForm, recordEnvelope, sha256Hex, uploadRuts,
 } from './envelope-reception'
 import { textResponse } from './http-responses'
+import { receiveLibro } from './libro-reception'
 import { recepcionDte } from './soap'
 
 export const UPLOAD_ROUTES: readonly Route[] = [
@@ -38,6 +40,11 @@ async function receiveDteUpload(ctx: SimulatorContext, req: Request): Promise<Re
   const earlier = earlierTrackId(ctx, 'soap', sha256)
   // STATUS 99 with the first TRACKID: a simulator choice (docs/sii-protocol.md §6.4 shows TRACKID only with 0; DESIGN §6 keeps the first).
   if (earlier !== null) return answer(99, earlier)
+  // The certification libros come to this same door (docs/decisions/simulator.md "Libros").
+  const libro = await receiveLibro(ctx, {
+    bytes: form.bytes, sha256, fileName: form.fileName, rutSender: ruts.rutSender, rutCompany: ruts.rutCompany, tokenRut: token.rut, now,
+  })
+  if (libro !== null) return answer(libro.status, libro.trackId, libro.errors)
   const read = readEnvelope(form.bytes, 'EnvioDTE')
   if (isRefusal(read)) return answer(read.status, null, read.errors)
   const refusal = checkSender(read, { rutSender: ruts.rutSender, rutCompany: ruts.rutCompany, tokenRut: token.rut })
