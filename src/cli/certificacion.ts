@@ -152,6 +152,46 @@ export const certificacionIntercambio: Command = {
   },
 }
 
+export const certificacionLibros: Command = {
+  name: 'certificacion libros',
+  summary: 'Escribe en DIR los libros firmados que pide el set (ventas, compras, guías); con --enviar, además los envía al SII.',
+  usage: 'timbre certificacion libros --out DIR --empresa RUT|ID [--enviar]',
+  flags: {
+    ...COMMON,
+    '--out': { takesValue: true, help: 'directorio donde se escriben Libro_ventas.xml, Libro_compras.xml y Libro_guias.xml' },
+    '--enviar': { takesValue: false, help: 'envía los libros al SII y los sigue hasta su respuesta' },
+  },
+  async run(args) {
+    const out = requireFlag(args, '--out')
+    const estado = (await callApi(args, 'GET', '')).body as { sets: Array<{ nombre: string }> }
+    const tipos = (['ventas', 'compras', 'guias'] as const).filter((t) => estado.sets.some((s) => s.nombre === `LIBRO DE ${t.toUpperCase()}`))
+    if (tipos.length === 0) throw new OperatorError('el set cargado no pide libros')
+    mkdirSync(out, { recursive: true })
+    const archivos: string[] = []
+    for (const tipo of tipos) {
+      const libro = await callApi(args, 'GET', `/libros/${tipo}`)
+      const path = join(out, `Libro_${tipo}.xml`)
+      writeFileSync(path, libro.bytes)
+      archivos.push(path)
+    }
+    const enviado = args.flags['--enviar'] === 'true' ? (await callApi(args, 'POST', '/libros/enviar')).body : undefined
+    return { archivos, ...(enviado ? { estado: enviado } : {}) }
+  },
+}
+
+export const certificacionMuestras: Command = {
+  name: 'certificacion muestras',
+  summary: 'Escribe el zip de muestras de impresión: un PDF por documento del set y de la simulación, más las copias cedibles.',
+  usage: 'timbre certificacion muestras --out ARCHIVO.zip --empresa RUT|ID',
+  flags: { ...COMMON, '--out': { takesValue: true, help: 'archivo zip que se escribe' } },
+  async run(args) {
+    const out = requireFlag(args, '--out')
+    const zip = await callApi(args, 'GET', '/muestras')
+    writeFileSync(out, zip.bytes)
+    return { archivo: out, bytes: zip.bytes.length, pdfs: Object.keys(unzipSync(zip.bytes)).length }
+  },
+}
+
 export const CERTIFICACION_COMMANDS: readonly Command[] = [
-  certificacionEstado, certificacionSet, certificacionEmitir, certificacionSimulacion, certificacionIntercambio,
+  certificacionEstado, certificacionSet, certificacionEmitir, certificacionSimulacion, certificacionIntercambio, certificacionLibros, certificacionMuestras,
 ]

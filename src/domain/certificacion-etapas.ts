@@ -62,13 +62,16 @@ function etapaSet(h: HechosCertificacion): Omit<EstadoDeEtapa, 'etapa'> {
     }
   const envios = h.envios.filter((e) => e.clase === 'set' || e.clase === 'libro')
   const malos = conErrores(envios)
-  if (malos.length > 0)
+  if (malos.length > 0) {
+    const que = [
+      ...(malos.some((e) => e.clase === 'set') ? ['reemita los casos objetados (emitir con reemitir: true): el SII exige folios nuevos'] : []),
+      ...(malos.some((e) => e.clase === 'libro') ? ['reenvíe los libros rechazados (libros/enviar)'] : []),
+    ]
     return {
       estado: 'con_errores',
-      siguiente_paso:
-        `El SII rechazó o puso reparos: ${malos.map((e) => `${describeEnvio(e)} (${e.glosa ?? 'sin glosa'})`).join('; ')}. ` +
-        'Corrija la causa y reemita esos casos (emitir con reemitir: true): el SII exige folios nuevos.',
+      siguiente_paso: `El SII rechazó o puso reparos: ${malos.map((e) => `${describeEnvio(e)} (${e.glosa ?? 'sin glosa'})`).join('; ')}. Corrija la causa y ${que.join('; y ')}.`,
     }
+  }
   const faltan = sets.filter((s) => s.emitidos < s.casos)
   if (faltan.length > 0 || envios.filter((e) => e.clase === 'set').length === 0)
     return { estado: 'en_curso', siguiente_paso: `Emita y envíe los casos del set (${sets.map((s) => s.nombre).join(', ')}).` }

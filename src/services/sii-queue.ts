@@ -6,6 +6,7 @@ import type { DteRow } from '../db/schema'
 import { inBatches } from './batches'
 import type { Deps } from './deps'
 import { submitCertificacionDue } from './certificacion-emitir'
+import { libroPass } from './certificacion-libros'
 import { submitDte } from './submit-dte'
 import { trackDte } from './track-dte'
 
@@ -28,11 +29,12 @@ async function pass(deps: Deps, job: string, due: readonly DteRow[], work: (dte:
 export async function submitDue(deps: Deps): Promise<number> {
   const due = findDueForSubmission(deps.store.db, isoTimestamp(deps.clock.now()), SUBMISSIONS_PER_PASS)
   const dtes = await pass(deps, 'sii-submit', due, (dte) => submitDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
-  return dtes + (await submitCertificacionDue(deps))
+  return dtes + (await submitCertificacionDue(deps)) + (await libroPass(deps, 'subir'))
 }
 
-/** `sii-track`: procesando DTEs whose next status query is due. */
-export function trackDue(deps: Deps): Promise<number> {
+/** `sii-track`: procesando DTEs whose next status query is due; then the certification libros the SII holds. */
+export async function trackDue(deps: Deps): Promise<number> {
   const due = findDueForTracking(deps.store.db, isoTimestamp(deps.clock.now()), QUERIES_PER_PASS)
-  return pass(deps, 'sii-track', due, (dte) => trackDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
+  const dtes = await pass(deps, 'sii-track', due, (dte) => trackDte(deps, { dteId: dte.id, empresaId: dte.empresa_id }))
+  return dtes + (await libroPass(deps, 'consultar'))
 }

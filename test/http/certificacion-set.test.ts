@@ -142,7 +142,52 @@ describe('certificación: the set of tests', () => {
     expect(final.envios.map((e: any) => e.estado)).toEqual(['aceptado', 'aceptado', 'aceptado'])
     // The libros the set asks for are next.
     expect(final.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'en_curso' })
-    expect(final.etapas[0].siguiente_paso).toContain('libros')
+    expect(final.etapas[0].siguiente_paso).toContain('Envíe los libros que pide el set: ventas, compras, guias')
+  })
+
+  test('the three libros: signed, valid, their totals the documents\', sent and accepted; the stage then asks to declare', async () => {
+    const e0 = await estado()
+    const basico = e0.sets[0].casos
+    const libro = async (tipo: string) => {
+      const r = await fetch(`${s.url}/api/v1/billing/certificacion/libros/${tipo}`, { headers: { 'X-Api-Key': t.readKey } })
+      expect(r.status).toBe(200)
+      return new Uint8Array(await r.arrayBuffer())
+    }
+    const ventas = await libro('ventas')
+    expect(xsdErrors(ventas, 'LibroCV_v10.xsd')).toEqual([])
+    expect(xmlsec1VerifiesAll(ventas, ['EnvioLibro'])).toBe(true)
+    const text = Buffer.from(ventas).toString('latin1')
+    expect(text).toContain('<TipoOperacion>VENTA</TipoOperacion><TipoLibro>ESPECIAL</TipoLibro><TipoEnvio>TOTAL</TipoEnvio><FolioNotificacion>1</FolioNotificacion>')
+    expect(text.match(/<Detalle>/g)).toHaveLength(basico.length)
+    // Its total of 33 is the sum of the invoices' totals.
+    const dtes = await Promise.all(basico.map(async (c: any) => (await s.request('GET', `/api/v1/billing/dte/${c.dte_id}`, { headers: { 'X-Api-Key': t.readKey } })).json))
+    const total33 = dtes.filter((d: any) => d.tipo_dte === 33).reduce((a: number, d: any) => a + d.monto_total, 0)
+    expect(text).toMatch(new RegExp(`<TpoDoc>33</TpoDoc>.*?<TotMntTotal>${total33}</TotMntTotal>`, 's'))
+    const compras = await libro('compras')
+    expect(xsdErrors(compras, 'LibroCV_v10.xsd')).toEqual([])
+    expect(Buffer.from(compras).toString('latin1')).toContain('<FolioNotificacion>2</FolioNotificacion>')
+    const guias = await libro('guias')
+    expect(xsdErrors(guias, 'LibroGuia_v10.xsd')).toEqual([])
+    expect(xmlsec1VerifiesAll(guias, ['EnvioLibro'])).toBe(true)
+    expect(Buffer.from(guias).toString('latin1')).toContain('<Anulado>2</Anulado>')
+    expect((await s.request('GET', '/api/v1/billing/certificacion/libros/otro', { headers: { 'X-Api-Key': t.readKey } })).status).toBe(404)
+
+    const sent = await post('/libros/enviar')
+    expect(sent.status).toBe(200)
+    expect(sent.json.libros.map((l: any) => [l.tipo, l.estado])).toEqual([['ventas', 'procesando'], ['compras', 'procesando'], ['guias', 'procesando']])
+    let e: any
+    for (let i = 0; i < 60; i++) {
+      await submit.runOnce(s.server.deps)
+      await track.runOnce(s.server.deps)
+      e = await estado()
+      if (e.libros.every((l: any) => l.estado !== 'procesando')) break
+      clock.advance(20_000)
+    }
+    expect(e.libros.map((l: any) => l.estado)).toEqual(['aceptado', 'aceptado', 'aceptado'])
+    expect(e.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'enviado' })
+    for (const x of [...e.envios, ...e.libros]) expect(e.etapas[0].siguiente_paso).toContain(x.track_id)
+    // Sent once: asking again sends nothing new.
+    expect((await post('/libros/enviar')).json.libros).toHaveLength(3)
   })
 
   test('emitir again issues nothing new; a reloaded set is refused unless replaced, and then starts over', async () => {

@@ -1,10 +1,11 @@
 // The referees of the XML: xmllint against the SII's XSDs and xmlsec1 for signatures. The SII's files live in the
 // repository, byte for byte, under test/fixtures/sii (see its README): a clone alone runs every test.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TIPOS } from '../../src/domain/tipos'
 import type { TipoDte } from '../../src/domain/emision'
+import { adjustForLibxml2 } from '../../src/xml/xsd'
 
 /** test/fixtures/sii: the SII's XSDs (schemas/), its signed example (examples/) and its CAF keys (sii-certs/). */
 export const SII_FIXTURES = join(import.meta.dir, '../fixtures/sii')
@@ -59,9 +60,22 @@ export function xmlsec1Verifies(dte: Uint8Array, tipo: TipoDte): boolean {
   return run.exitCode === 0
 }
 
-/** Schema errors of any SII document against one of the project's copies of the SII's XSDs ([] when valid). */
+let adjustedSchemas: string | undefined
+/**
+ * The SII's XSDs as libxml2 can compile them: LceSiiTypes_v10.xsd's 34-digit maxInclusive replaced the way Timbre does
+ * in memory (src/xml/xsd.ts adjustForLibxml2), in a copy of the folder; the project's copies stay byte for byte.
+ */
+function compilableSchemas(): string {
+  if (adjustedSchemas) return adjustedSchemas
+  const dir = mkdtempSync(join(tmpdir(), 'timbre-xsd-'))
+  for (const name of readdirSync(SCHEMAS).filter((f) => f.endsWith('.xsd')))
+    writeFileSync(join(dir, name), adjustForLibxml2(name, new Uint8Array(readFileSync(join(SCHEMAS, name)))))
+  return (adjustedSchemas = dir)
+}
+
+/** Schema errors of any SII document against the SII's XSDs, with the system's xmllint ([] when valid). */
 export function xsdErrors(bytes: Uint8Array, xsdFile: string): string[] {
-  const run = Bun.spawnSync(['xmllint', '--noout', '--nonet', '--schema', join(SCHEMAS, xsdFile), tempFile(bytes)], { stdout: 'pipe', stderr: 'pipe' })
+  const run = Bun.spawnSync(['xmllint', '--noout', '--nonet', '--schema', join(compilableSchemas(), xsdFile), tempFile(bytes)], { stdout: 'pipe', stderr: 'pipe' })
   return run.exitCode === 0 ? [] : run.stderr.toString('latin1').split('\n').filter((l) => l.trim() !== '')
 }
 

@@ -8,6 +8,7 @@ import { simular } from '../../services/certificacion-simulacion'
 import { consumoFolios, documentosDeMuestra, emitirBoletas, type CasoBoleta } from '../../services/certificacion-boletas'
 import { streamMuestrasZip } from '../../services/certificacion-muestras'
 import { envioXml } from '../../services/certificacion-emitir'
+import { construirLibro, enviarLibros, isTipoLibro, TIPOS_LIBRO } from '../../services/certificacion-libros'
 import type { Deps } from '../../services/deps'
 import {
   ArchivoBody, BoletasBody, EmitirSetBody, parseBoletas, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
@@ -128,6 +129,32 @@ export const certificacionRoutes = (deps: Deps) =>
         }),
       },
     )
+    .get(
+      '/libros/:tipo',
+      ({ request, params }) => {
+        if (!isTipoLibro(params.tipo)) throw new TimbreError('NOT_FOUND', { context: { libro: params.tipo } })
+        const xml = construirLibro(deps, { empresaId: credentialOf(request).empresaId, tipo: params.tipo })
+        return new Response(Buffer.from(xml), {
+          headers: { 'content-type': 'application/xml; charset=ISO-8859-1', 'content-disposition': `attachment; filename="Libro_${params.tipo}.xml"` },
+        })
+      },
+      {
+        detail: extension({
+          operationId: 'descargarLibroCertificacion',
+          summary: 'Libro de ventas o compras (LibroCompraVenta, ESPECIAL, TOTAL) o de guías (LibroGuia) del set, firmado (extensión)',
+          description: 'ventas: de los documentos emitidos del set BASICO; compras: de la grilla del set LIBRO DE COMPRAS, cada línea según su observación; guias: de las guías del set GUIA DE DESPACHO. 404 mientras no existan esos documentos.',
+          parameters: [{ name: 'tipo', in: 'path', required: true, schema: { type: 'string', enum: [...TIPOS_LIBRO] } }],
+          responses: { 200: { description: 'Libro firmado', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(400, 404, 409) },
+        }),
+      },
+    )
+    .post('/libros/enviar', ({ request }) => enviarLibros(deps, { empresaId: credentialOf(request).empresaId }), {
+      detail: extension({
+        operationId: 'enviarLibrosCertificacion',
+        summary: 'Envía al SII los libros que pide el set (DTEUpload) y los sigue hasta su respuesta (extensión)',
+        responses: { 200: estadoResponse('Estado tras enviar los libros'), ...errorResponses(400, 404, 409) },
+      }),
+    })
     .get(
       '/muestras',
       ({ request }) => {
