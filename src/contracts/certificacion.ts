@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { validationError } from '../errors'
 import { ESTADOS_ETAPA, ETAPAS } from '../domain/certificacion-etapas'
+import { EmitirDteBody } from './dte'
 import { jsonObjectOf, notAllowedMembers, parseBody } from './validation'
 
 const BASE64 = /^[A-Za-z0-9+/\s]+(?:={1,2}\s*)?$/
@@ -42,8 +43,8 @@ export const EmitirSetBody = Type.Object(
 export type EmitirSetBodyT = Static<typeof EmitirSetBody>
 
 export function parseEmitirSet(body: unknown): { enviar: boolean; tpoCambio?: number; reemitir: boolean } {
-  // No body at all is the default run: issue and send.
-  const parsed = parseBody<EmitirSetBodyT>(EmitirSetBody, body === undefined || body === null || body === '' ? {} : body, () => [])
+  // `{}` is the default run (issue and send); as on every write, a missing body is REQUIRED at body.
+  const parsed = parseBody<EmitirSetBodyT>(EmitirSetBody, body, () => [])
   return { enviar: parsed.enviar ?? true, ...(parsed.tpo_cambio !== undefined ? { tpoCambio: parsed.tpo_cambio } : {}), reemitir: parsed.reemitir ?? false }
 }
 
@@ -56,13 +57,19 @@ export function parseSimulacion(body: unknown): { cantidad: number } {
   return parseBody<Static<typeof SimulacionBody>>(SimulacionBody, body, () => [])
 }
 
+/** A boleta of the boleta set: POST /dte's request without referencias (Timbre adds the SET one); receptor optional. */
+const DocumentoBoleta = Type.Object(
+  { ...Type.Omit(EmitirDteBody, ['referencias', 'receptor']).properties, receptor: Type.Optional(EmitirDteBody.properties.receptor) },
+  { additionalProperties: false, description: 'La boleta como la toma POST /dte (39 o 41), sin referencias; el receptor es opcional (66666666-6).' },
+)
+
 export const BoletasBody = Type.Object(
   {
     casos: Type.Array(
       Type.Object(
         {
           caso: Type.String({ minLength: 1, maxLength: 20, description: 'El caso del set de boletas (1, o CASO-1).' }),
-          documento: Type.Object({}, { additionalProperties: true, description: 'La boleta como la toma POST /dte (39 o 41), sin referencias; el receptor es opcional (66666666-6).' }),
+          documento: DocumentoBoleta,
         },
         { additionalProperties: false },
       ),
@@ -98,6 +105,7 @@ export const EstadoCertificacionSchema = Type.Object({
     etapa: Type.Union(ETAPAS.map((e) => Type.Literal(e))),
     estado: Type.Union(ESTADOS_ETAPA.map((e) => Type.Literal(e))),
     siguiente_paso: Type.String({ description: 'Qué hacer ahora, en palabras, con los track ids y fechas a declarar.' }),
+    nota: nullable(Type.String({ description: 'La nota registrada con la etapa.' })),
     actualizado_at: nullable(Type.String()),
   })),
   indicaciones: Type.Array(Type.String()),
@@ -124,7 +132,17 @@ export const EstadoCertificacionSchema = Type.Object({
     vigente: Type.Boolean({ description: 'El SII evalúa este envío (false: sus documentos se reemitieron, o hubo uno posterior).' }),
   })),
   libros: Type.Array(Type.Object({
+    id: Type.String({ description: 'Su XML enviado: GET /certificacion/envios/{id}/xml.' }),
     tipo: Type.String(), track_id: nullable(Type.String()), estado: Type.String(), glosa_sii: nullable(Type.String()), enviado_at: nullable(Type.String()),
     vigente: Type.Boolean(),
+  })),
+})
+
+/** GET /certificacion/envios: every envío of the certification, libros included, oldest first. */
+export const EnviosListSchema = Type.Object({
+  items: Type.Array(Type.Object({
+    id: Type.String(), clase: Type.String({ description: 'set, simulacion, boletas o libro.' }), nombres: Type.Array(Type.String()),
+    track_id: nullable(Type.String()), estado: Type.String(), glosa_sii: nullable(Type.String()), enviado_at: nullable(Type.String()),
+    documentos: Type.Integer(), vigente: Type.Boolean(),
   })),
 })

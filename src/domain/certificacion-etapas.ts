@@ -64,8 +64,8 @@ function etapaSet(h: HechosCertificacion): Omit<EstadoDeEtapa, 'etapa'> {
   const malos = conErrores(envios)
   if (malos.length > 0) {
     const que = [
-      ...(malos.some((e) => e.clase === 'set') ? ['reemita los casos objetados (emitir con reemitir: true): el SII exige folios nuevos'] : []),
-      ...(malos.some((e) => e.clase === 'libro') ? ['reenvíe los libros rechazados (libros/enviar)'] : []),
+      ...(malos.some((e) => e.clase === 'set') ? ['reemita los casos objetados ("Reemitir rechazados"): el SII exige folios nuevos'] : []),
+      ...(malos.some((e) => e.clase === 'libro') ? ['envíe de nuevo los libros rechazados'] : []),
     ]
     return {
       estado: 'con_errores',
@@ -118,11 +118,16 @@ function etapaIntercambio(h: HechosCertificacion): Omit<EstadoDeEtapa, 'etapa'> 
   }
 }
 
+/**
+ * The muestras are the set's and the simulation's documents (research §1.2 stage 4): once the SII took the simulation,
+ * Timbre has every PDF to give, and the step is the person's upload. Downloading them records nothing (a GET).
+ */
 function etapaMuestras(h: HechosCertificacion): Omit<EstadoDeEtapa, 'etapa'> {
-  if (h.registradas.get('muestras')?.estado === 'en_curso')
+  const simulacion = h.envios.filter((e) => e.clase === 'simulacion').at(-1)
+  if (h.registradas.get('muestras')?.estado === 'en_curso' || simulacion?.estado === 'aceptado')
     return {
       estado: 'en_curso',
-      siguiente_paso: `Suba los PDF del zip de muestras en el "Sistema de Validación Archivos PDF de DTE" de ${SITIO}. Cuando el SII los apruebe, regístrelo aquí como aprobado.`,
+      siguiente_paso: `Descargue las muestras de impresión (un PDF por documento del set y de la simulación, con la copia cedible de 33, 34, 46 y 52) y súbalas al "Sistema de Validación Archivos PDF de DTE" de ${SITIO}. Cuando el SII las apruebe, regístrelo aquí como aprobado.`,
     }
   return {
     estado: 'pendiente',

@@ -107,7 +107,8 @@ export function consumoFolios(deps: Pick<CertificacionDeps, 'store' | 'vault' | 
       fchResol: empresa.fecha_resolucion,
       nroResol: 0,
       secEnvio: envios.length,
-      tmstFirmaEnv: now,
+      // Dated by the last boleta envío, not the request: the same boletas give the same file whenever it is downloaded.
+      tmstFirmaEnv: new Date(envios.at(-1)!.created_at),
       documentos: dtes.map((d) => ({ tipo: d.tipo_dte, folio: d.folio, fecha: d.fecha_emision, neto: d.monto_neto ?? 0, iva: d.iva ?? 0, exento: d.monto_exento ?? 0, total: d.monto_total })),
     },
     certificado.signer,

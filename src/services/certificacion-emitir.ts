@@ -63,7 +63,7 @@ async function emitirSetNow(deps: CertificacionDeps, input: EmitirSetInput): Pro
   const empresa = requireCertificacion(db, input.empresaId)
   const sets = setsGuardados(db, input.empresaId).filter((s) => isSetDeDocumentos(s.set.nombre))
   if (sets.length === 0)
-    throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'set', code: 'REQUIRED', message: 'Suba primero el set de pruebas del SII (POST /certificacion/set).' }] })
+    throw new TimbreError('NOT_FOUND', { message: 'No hay un set de pruebas cargado: suba primero el que entregó el SII (POST /certificacion/set).', context: { recurso: 'set' } })
   if (input.reemitir) marcarParaReemitir(deps, input.empresaId, sets)
   const casos = findCasos(db, input.empresaId)
   const pendientes = sets.flatMap((s) => s.set.casos.filter((c) => !casos.find((r) => r.set_id === s.row.id && r.caso === c.caso)?.dte_id))
@@ -140,13 +140,15 @@ async function emitirCasos(deps: CertificacionDeps, empresa: EmpresaRow, { row, 
     }
     const today = santiagoDate(deps.clock.now())
     const solicitud = solicitudDeCaso(set, caso, emitidos, { fecha: today, ...(tpoCambio !== undefined ? { tpoCambio } : {}) })
-    if (!solicitud.ok) throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'set', code: 'INVALID_VALUE', message: solicitud.message }] })
+    // Cases are issued in the set's order and cite only earlier ones (the parser checked); the rate was checked above.
+    if (!solicitud.ok) throw new Error(`case ${caso.caso} of a stored set cannot be issued: ${solicitud.message}`)
     const clave = claveDeCaso(row.id, caso.caso, stored.intento)
     const request: EmitirDte = { ...solicitud.request, metadata: { certificacion: { caso: caso.caso, set: set.nombre, clave } } }
     const dte = findDteByCertificacionClave(db, empresa.id, clave) ?? (await emitirCaso(deps, { empresaId: empresa.id, clave, request, caso: caso.caso, today, check: input.check }))
     updateCaso(db, row.id, caso.caso, { dte_id: dte.id, updated_at: isoTimestamp(deps.clock.now()) })
     emitidos.set(caso.caso, { tipoDte: dte.tipo_dte as TipoDte, folio: dte.folio, fechaEmision: dte.fecha_emision })
-    nuevos.push(dte)
+    // A document found again by its key may already travel in an envelope; it is never put in a second one.
+    if (dte.envio_id === null) nuevos.push(dte)
   }
   return nuevos
 }
@@ -212,7 +214,7 @@ export function envioXml(deps: Pick<CertificacionDeps, 'store'>, input: { empres
   requireCertificacion(deps.store.db, input.empresaId)
   const envio = findCertificacionEnvio(deps.store.db, input.empresaId, input.id)
   const stored = envio ? findEnvio(deps.store.db, input.empresaId, envio.envio_id) : undefined
-  if (!stored) throw new TimbreError('NOT_FOUND', { context: { envio_id: input.id } })
+  if (!stored) throw new TimbreError('NOT_FOUND')
   return { bytes: new Uint8Array(stored.xml), fileName: stored.file_name }
 }
 

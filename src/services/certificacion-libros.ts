@@ -16,6 +16,7 @@ import type { NombreSet } from '../domain/set-pruebas'
 import { TimbreError } from '../errors'
 import { buildLibroCompraVenta, type CaratulaLibro } from '../xml/libro-cv'
 import { buildLibroGuia } from '../xml/libro-guia'
+import type { Signer } from '../domain/signer'
 import { openActiveCertificado } from './certificados'
 import { estadoCertificacion, requireCertificacion, setsGuardados, type EstadoCertificacion, type SetGuardado } from './certificacion'
 import { serialized, type CertificacionDeps } from './certificacion-emitir'
@@ -53,8 +54,9 @@ function sinDocumentos(tipo: TipoLibro, que: string): TimbreError {
   return new TimbreError('NOT_FOUND', { message: `El libro de ${tipo} necesita ${que}.`, context: { libro: tipo } })
 }
 
-function libroInvalido(tipo: TipoLibro, errors: readonly LibroError[]): TimbreError {
-  return new TimbreError('VALIDATION_ERROR', { details: errors.map((e) => ({ field: `libro.${e.campo}`, code: 'INVALID_VALUE' as const, message: `Libro de ${tipo}: ${e.mensaje}` })) })
+/** A libro the documents cannot make (a value no libro field takes): the documents are Timbre's own, so this is a bug. */
+function libroInvalido(tipo: TipoLibro, errors: readonly LibroError[]): Error {
+  return new Error(`libro de ${tipo} cannot be built from the stored documents: ${errors.map((e) => `${e.campo}: ${e.mensaje}`).join('; ')}`)
 }
 
 /** The month of the set's documents (DESIGN §15): the BASICO's first document, else the guías', else today's. */
@@ -71,28 +73,35 @@ export function construirLibro(deps: Pick<CertificacionDeps, 'store' | 'vault' |
   const ventasDocs = ventas.length > 0 ? ventas : documentosDelSet(deps, empresa.id, sets, 'FACTURA EXENTA')
   const guias = documentosDelSet(deps, empresa.id, sets, 'GUIA DE DESPACHO')
   const periodo = periodoDe(ventasDocs, guias, santiagoDate(now))
-  const certificado = openActiveCertificado(deps, { empresaId: empresa.id, now })
-  const caratula: CaratulaLibro = {
-    rutEmisorLibro: empresa.rut,
-    rutEnvia: certificado.rutFirmante,
-    fchResol: empresa.fecha_resolucion,
-    nroResol: 0,
-    folioNotificacion: FOLIO_NOTIFICACION[input.tipo],
-    tmstFirma: now,
+  // Signed as of its newest source (a set loaded, a document issued), not of the request: the same records give the
+  // same bytes, so a libro downloaded twice, or before and after it was sent, is one file.
+  const firmadoEn = new Date(Math.max(...[...sets.map((x) => x.row.created_at), ...ventasDocs.map((d) => d.created_at), ...guias.map((d) => d.created_at)].map((t) => Date.parse(t))))
+  // The certificate is opened only once the libro has its documents: a 404 says what is missing first.
+  const firmar = (build: (caratula: CaratulaLibro, signer: Signer) => Uint8Array): Uint8Array => {
+    const certificado = openActiveCertificado(deps, { empresaId: empresa.id, now })
+    const caratula: CaratulaLibro = {
+      rutEmisorLibro: empresa.rut,
+      rutEnvia: certificado.rutFirmante,
+      fchResol: empresa.fecha_resolucion,
+      nroResol: 0,
+      folioNotificacion: FOLIO_NOTIFICACION[input.tipo],
+      tmstFirma: firmadoEn,
+    }
+    return build(caratula, certificado.signer)
   }
   switch (input.tipo) {
     case 'ventas': {
       if (ventasDocs.length === 0) throw sinDocumentos('ventas', 'los documentos emitidos del set BASICO (o FACTURA EXENTA)')
       const libro = libroVentas({ periodo, documentos: ventasDocs.map(documentoVenta) })
       if (!libro.ok) throw libroInvalido('ventas', libro.errors)
-      return buildLibroCompraVenta(libro.value, caratula, certificado.signer)
+      return firmar((caratula, signer) => buildLibroCompraVenta(libro.value, caratula, signer))
     }
     case 'compras': {
       const set = sets.find((s) => s.set.nombre === SET_DEL_LIBRO.compras)?.set
       if (!set?.compras) throw sinDocumentos('compras', 'el set LIBRO DE COMPRAS')
       const libro = libroCompras({ periodo, compras: set.compras, factorProporcionalidad: set.factorProporcionalidad ?? null, proveedor: PROVEEDOR_SET })
       if (!libro.ok) throw libroInvalido('compras', libro.errors)
-      return buildLibroCompraVenta(libro.value, caratula, certificado.signer)
+      return firmar((caratula, signer) => buildLibroCompraVenta(libro.value, caratula, signer))
     }
     case 'guias': {
       if (guias.length === 0) throw sinDocumentos('guias', 'las guías emitidas del set GUIA DE DESPACHO')
@@ -113,7 +122,7 @@ export function construirLibro(deps: Pick<CertificacionDeps, 'store' | 'vault' |
         folioAnulada: guiaDeCaso(set?.guiaAnulada)?.folio ?? null,
       })
       if (!libro.ok) throw libroInvalido('guias', libro.errors)
-      return buildLibroGuia(libro.value, caratula, certificado.signer)
+      return firmar((caratula, signer) => buildLibroGuia(libro.value, caratula, signer))
     }
   }
 }
@@ -142,7 +151,7 @@ export function enviarLibros(deps: CertificacionDeps, input: { empresaId: string
     const empresa = requireCertificacion(deps.store.db, input.empresaId)
     const pedidos = librosPedidos(setsGuardados(deps.store.db, empresa.id))
     if (pedidos.length === 0)
-      throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'set', code: 'REQUIRED', message: 'El set cargado no pide libros (LIBRO DE VENTAS, COMPRAS o GUIAS).' }] })
+      throw new TimbreError('NOT_FOUND', { message: 'El set cargado no pide libros (LIBRO DE VENTAS, COMPRAS o GUIAS).', context: { recurso: 'libros' } })
     const previos = findCertificacionEnvios(deps.store.db, empresa.id).filter((e) => e.clase === 'libro')
     // Every libro is built before the first is stored: one that cannot be built yet stops them all, with its reason.
     const porEnviar = pedidos.filter((t) => !previos.some((e) => e.nombres[0] === t && e.estado !== 'rechazado'))

@@ -12,6 +12,7 @@ import { solicitudDeCaso, type CasoEmitido } from '../domain/certificacion-casos
 import {
   etapasDeCertificacion, type Etapa, type EstadoEnvioCert, type EstadoEtapa, type EnvioHecho,
 } from '../domain/certificacion-etapas'
+import { libroCompras } from '../domain/libros'
 import { decodeSetText, NOMBRES_SET, parseSetPruebas, type CasoSet, type NombreSet, type SetError, type SetPruebas } from '../domain/set-pruebas'
 import { TimbreError, type FieldError } from '../errors'
 import type { Deps } from './deps'
@@ -79,6 +80,18 @@ function casosQueNoSePuedenEmitir(set: SetPruebas, field: string, today: string,
   return errors
 }
 
+/** The LIBRO DE COMPRAS grid booked as a dry run: a line whose observation Timbre cannot book is refused at upload. */
+function comprasQueNoSePuedenAsentar(set: SetPruebas, field: string, today: string): FieldError[] {
+  if (!set.compras) return []
+  const libro = libroCompras({ periodo: today.slice(0, 7), compras: set.compras, factorProporcionalidad: set.factorProporcionalidad ?? null, proveedor: { rut: '60803000-K', razonSocial: 'SII' } })
+  if (libro.ok) return []
+  return libro.errors.map((e) => {
+    const i = /^compras\.(\d+)/.exec(e.campo)
+    const linea = i ? set.compras![Number(i[1])]?.lineNumber : undefined
+    return { field, code: 'INVALID_VALUE' as const, message: `${linea !== undefined ? `Línea ${linea}: ` : ''}libro de compras: ${e.mensaje}` }
+  })
+}
+
 export interface CargarSetInput {
   readonly empresaId: string
   readonly bytes: Uint8Array
@@ -103,7 +116,7 @@ export function cargarSet(deps: Pick<Deps, 'store' | 'clock'>, input: CargarSetI
   if (!parsed.ok) throw new TimbreError('VALIDATION_ERROR', { details: parsed.errors.slice(0, MAX_DETALLES).map((e) => lineError(input.field, e)) })
   const { sets, indicaciones } = parsed.value
   if (sets.length === 0) throw new TimbreError('VALIDATION_ERROR', { details: [{ field: input.field, code: 'INVALID_VALUE', message: 'El archivo no trae ningún set.' }] })
-  const errors = sets.flatMap((s) => casosQueNoSePuedenEmitir(s, input.field, today, input.check))
+  const errors = sets.flatMap((s) => [...casosQueNoSePuedenEmitir(s, input.field, today, input.check), ...comprasQueNoSePuedenAsentar(s, input.field, today)])
   if (errors.length > 0) throw new TimbreError('VALIDATION_ERROR', { details: errors.slice(0, MAX_DETALLES) })
   const sha256 = createHash('sha256').update(input.bytes).digest('hex')
   const at = isoTimestamp(now)
@@ -147,11 +160,11 @@ export interface CasoEstado {
 
 export interface EstadoCertificacion {
   readonly empresa: { readonly rut: string; readonly razon_social: string; readonly ambiente: string; readonly fecha_resolucion: string }
-  readonly etapas: ReadonlyArray<{ etapa: Etapa; estado: EstadoEtapa; siguiente_paso: string; actualizado_at: string | null }>
+  readonly etapas: ReadonlyArray<{ etapa: Etapa; estado: EstadoEtapa; siguiente_paso: string; nota: string | null; actualizado_at: string | null }>
   readonly indicaciones: readonly string[]
   readonly sets: ReadonlyArray<{ nombre: string; numero_atencion: number; cargado_at: string; casos: CasoEstado[]; instrucciones: readonly string[] }>
   readonly envios: ReadonlyArray<{ id: string; clase: string; sets: readonly string[]; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null; documentos: number; vigente: boolean }>
-  readonly libros: ReadonlyArray<{ tipo: string; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null; vigente: boolean }>
+  readonly libros: ReadonlyArray<{ id: string; tipo: string; track_id: string | null; estado: EstadoEnvioCert; glosa_sii: string | null; enviado_at: string | null; vigente: boolean }>
 }
 
 const EN_CAMINO = new Set(['firmado', 'enviando', 'procesando'])
@@ -222,7 +235,7 @@ export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: 
   })
   return {
     empresa: { rut: empresa.rut, razon_social: empresa.razon_social, ambiente: empresa.ambiente, fecha_resolucion: empresa.fecha_resolucion },
-    etapas: etapas.map((e) => ({ ...e, actualizado_at: registradas.get(e.etapa)?.updated_at ?? null })),
+    etapas: etapas.map((e) => ({ ...e, nota: registradas.get(e.etapa)?.nota ?? null, actualizado_at: registradas.get(e.etapa)?.updated_at ?? null })),
     indicaciones: sets[0]?.row.indicaciones ?? [],
     sets: setsOut,
     envios: envios.flatMap((e, i) => {
@@ -233,9 +246,23 @@ export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: 
     libros: envios.flatMap((e, i) => {
       if (e.clase !== 'libro') return []
       const h = hechos[i]!
-      return [{ tipo: e.nombres[0] ?? '', track_id: e.track_id, estado: h.estado, glosa_sii: h.glosa, enviado_at: e.enviado_at, vigente: vigentes[i]! }]
+      return [{ id: e.id, tipo: e.nombres[0] ?? '', track_id: e.track_id, estado: h.estado, glosa_sii: h.glosa, enviado_at: e.enviado_at, vigente: vigentes[i]! }]
     }),
   }
+}
+
+/** `GET /certificacion/envios`: every envío, libros included, with its state as the stages read it. */
+export function listarEnvios(deps: Pick<Deps, 'store'>, input: { empresaId: string }) {
+  const { db } = deps.store
+  requireCertificacion(db, input.empresaId)
+  const envios = findCertificacionEnvios(db, input.empresaId)
+  const casos = findCasos(db, input.empresaId)
+  const dtes = findDtesById(db, input.empresaId, envios.flatMap((e) => e.dte_ids))
+  const vigentes = vigenciaDeEnvios(envios, new Set(casos.flatMap((c) => (c.dte_id ? [c.dte_id] : []))))
+  return envios.map((e, i) => {
+    const { estado, glosa } = estadoDeEnvio(e, dtes)
+    return { id: e.id, clase: e.clase, nombres: e.nombres, track_id: e.track_id, estado, glosa_sii: glosa, enviado_at: e.enviado_at, documentos: e.dte_ids.length, vigente: vigentes[i]! }
+  })
 }
 
 // ------------------------------------------------------------------------------------------------ what the person records

@@ -49,7 +49,7 @@ describe('certificación: a rejected set re-issued with new folios', () => {
     expect(casos[0].glosa_sii).toContain('Caso no corresponde a un set de pruebas')
     expect(e.envios[0].estado).toBe('rechazado')
     expect(e.etapas[0]).toMatchObject({ etapa: 'set_pruebas', estado: 'con_errores' })
-    expect(e.etapas[0].siguiente_paso).toContain('reemitir')
+    expect(e.etapas[0].siguiente_paso).toContain('Reemitir rechazados')
   })
 
   test('reemitir: the same cases again with new folios in a new envelope, accepted once the set is the SII\'s', async () => {

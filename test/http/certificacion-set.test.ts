@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
 import { unzipSync } from 'fflate'
 import { siiSubmitJob } from '../../src/jobs/sii-submit'
 import { siiTrackJob } from '../../src/jobs/sii-track'
@@ -192,7 +193,11 @@ describe('certificación: the set of tests', () => {
 
   test('emitir again issues nothing new; a reloaded set is refused unless replaced, and then starts over', async () => {
     const before = (await estado()).sets.flatMap((x: any) => x.casos).map((c: any) => c.dte_id)
+    // As if the process had stopped between a case's issuance and its link: the case is found again by its key.
+    s.server.deps.store.db.run(sql`UPDATE certificacion_casos SET dte_id = NULL WHERE caso = '5102201-3'`)
+    const count = (await s.request('GET', '/api/v1/billing/dte?limit=1', { headers: { 'X-Api-Key': t.readKey } })).json.total_count
     const again = await post('/set/emitir', { tpo_cambio: 950.25 })
+    expect((await s.request('GET', '/api/v1/billing/dte?limit=1', { headers: { 'X-Api-Key': t.readKey } })).json.total_count).toBe(count)
     expect(again.status).toBe(200)
     expect(again.json.sets.flatMap((x: any) => x.casos).map((c: any) => c.dte_id)).toEqual(before)
     expect(again.json.envios).toHaveLength(3)

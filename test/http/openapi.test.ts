@@ -56,6 +56,8 @@ describe('GET /docs/json', () => {
   test('each response lists only the media types it returns; request bodies are JSON, multipart only for the PFX upload', () => {
     const binary: Record<string, string> = {
       descargarDTEXml: 'application/xml', descargarDTEPdf: 'application/pdf', descargarRecibidoXml: 'application/xml', descargarRecibidoPdf: 'application/pdf',
+      responderIntercambio: 'application/zip', descargarMuestras: 'application/zip', descargarEnvioCertificacion: 'application/xml',
+      descargarLibroVentas: 'application/xml', descargarLibroCompras: 'application/xml', descargarLibroGuias: 'application/xml', descargarConsumoFolios: 'application/xml',
     }
     for (const { path, method, op } of operations()) {
       for (const [status, response] of Object.entries(op.responses)) {

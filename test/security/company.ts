@@ -1,6 +1,8 @@
 // Company A with one of every resource the API can make, over HTTP as an integrator makes them, and the secrets it
 // handed over on the way: the data the security checks try to reach from company B and look for in clear.
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { santiagoDate } from '../../src/clock'
 import { facturaSimple, issue, signer, storedXml } from '../support/issuance'
 import { exportPfx, makeTestCaf, type TestCaf } from '../support/pki'
@@ -25,6 +27,8 @@ export interface CompanyA {
     readonly pfxBase64: string
     readonly envelopeBase64: string
     readonly inboundEmail: string
+    /** The SII's set text A loaded (BASICO), base64. */
+    readonly setBase64: string
   }
   readonly secrets: {
     readonly pfxPassword: string
@@ -34,6 +38,7 @@ export interface CompanyA {
   }
 }
 
+const SETS = join(import.meta.dir, '../fixtures/sii/sets')
 const random = (prefix: string) => `${prefix}${randomBytes(12).toString('hex')}`
 
 async function created(s: TestServer, what: string, p: Promise<{ status: number; json: any; text: string }>): Promise<any> {
@@ -45,7 +50,7 @@ async function created(s: TestServer, what: string, p: Promise<{ status: number;
 /**
  * Provisions A: certificate (PFX and its password), a type 33 CAF (with its RSASK), a DTE, a cliente, a producto, a
  * webhook (with its secret) and one delivery of it, a received document (A's own factura imported as a supplier's
- * EnvioDTE), the exchange mailbox (IMAP and SMTP passwords). The server needs --webhook-allow-http (a 127.0.0.1
+ * EnvioDTE), the exchange mailbox (IMAP and SMTP passwords), and certification's sets, cases, libros and envíos. The server needs --webhook-allow-http (a 127.0.0.1
  * receiver) and slow jobs (nothing changes A's records between two snapshots).
  */
 export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: string): Promise<CompanyA> {
@@ -81,6 +86,18 @@ export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: s
   const envelopeBase64 = Buffer.from(envelope).toString('base64')
   ids.recibidos = (await created(s, 'import', post('/recibidos/importar', { xml_base64: envelopeBase64 }))).documentos[0].id
 
+  // Certification (DESIGN §15): the SII's set texts loaded, their cases issued (not sent: no SII traffic), so the libros,
+  // muestras and envíos exist; and the boleta set's EnvioBOLETA, a certification envío.
+  for (const [tipo, hasta] of [[39, 5], [52, 10], [56, 10], [61, 10]] as const) {
+    const extra = makeTestCaf({ rut: a.empresa.rut, razonSocial: a.empresa.razon_social, tipoDte: tipo, folioDesde: 1, folioHasta: hasta, fechaAutorizacion: santiagoDate(new Date(Date.now() - 2 * 86_400_000)) })
+    await created(s, `CAF ${tipo}`, post('/caf', { tipo_dte: tipo, caf_xml: extra.xml }))
+  }
+  for (const file of ['001-basico.txt', '003-compras.txt', '005-guia_despacho.txt', '006-libro_guias.txt'])
+    await created(s, `set ${file}`, post('/certificacion/set', { archivo_base64: readFileSync(join(SETS, file)).toString('base64') }))
+  await created(s, 'set issued', post('/certificacion/set/emitir', { enviar: false }))
+  const boletas = await created(s, 'certification boletas', post('/certificacion/boletas', { casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: `Boleta ${MARKER}`, cantidad: 1, precio: 1190 }] } }] }))
+  ids.envios = boletas.envios[0].id
+
   // The mailbox points at a closed port: saving does not connect, and the intercambio job is not due during the test.
   const inboundEmail = 'dte-a@intercambio.example.cl'
   await created(s, 'mailbox', s.request('PUT', `${API}/empresa/intercambio`, {
@@ -93,7 +110,7 @@ export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: s
   }))
   return {
     ids,
-    sent: { dteBody, idempotencyKey, clienteRut, productoCodigo, webhookUrl, caf, pfxBase64, envelopeBase64, inboundEmail },
+    sent: { dteBody, idempotencyKey, clienteRut, productoCodigo, webhookUrl, caf, pfxBase64, envelopeBase64, inboundEmail, setBase64: readFileSync(join(SETS, '001-basico.txt')).toString('base64') },
     secrets,
   }
 }

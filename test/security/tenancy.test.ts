@@ -62,6 +62,12 @@ const LIST_FILTERS: Record<string, () => Record<string, string>> = {
 /** Reads of a singleton B has not made yet (reads run before B's writes): anything but "none" would be A's. */
 const READ_STATUS: Record<string, { status: number; code?: string }> = {
   [`GET ${API}/empresa/certificado`]: { status: 404, code: 'CERTIFICATE_NOT_FOUND' },
+  // B issued no set: no libro, muestra or boleta of its own to give (never A's).
+  [`GET ${API}/certificacion/libros/ventas`]: { status: 404, code: 'NOT_FOUND' },
+  [`GET ${API}/certificacion/libros/compras`]: { status: 404, code: 'NOT_FOUND' },
+  [`GET ${API}/certificacion/libros/guias`]: { status: 404, code: 'NOT_FOUND' },
+  [`GET ${API}/certificacion/muestras`]: { status: 404, code: 'NOT_FOUND' },
+  [`GET ${API}/certificacion/boletas/consumo-folios`]: { status: 404, code: 'NOT_FOUND' },
 }
 
 /**
@@ -91,6 +97,16 @@ const OWN_WRITES: Record<string, { body: () => unknown; headers?: () => Record<s
   [`DELETE ${API}/empresa/intercambio`]: { body: () => undefined, statuses: [204, 404] },
   // A's envelope, addressed to A: new to B (201, refused for its receptor), never "already imported" (200) with A's documents.
   [`POST ${API}/recibidos/importar`]: { body: () => ({ xml_base64: A.sent.envelopeBase64 }), statuses: [201] },
+  // Certification (DESIGN §15): A's set file is B's own set; B's other steps fail for B's reasons (no set issued, no
+  // folios, no certificate), never with A's cases, documents or envíos.
+  [`POST ${API}/certificacion/set`]: { body: () => ({ archivo_base64: A.sent.setBase64 }), statuses: [201] },
+  [`POST ${API}/certificacion/set/emitir`]: { body: () => ({ enviar: false }), statuses: [404, 422] },
+  [`POST ${API}/certificacion/simulacion`]: { body: () => ({ cantidad: 20 }), statuses: [422] },
+  // A's own envelope is not the SII's test envelope for B.
+  [`POST ${API}/certificacion/intercambio`]: { body: () => ({ archivo_base64: A.sent.envelopeBase64 }), statuses: [400] },
+  [`POST ${API}/certificacion/boletas`]: { body: () => ({ casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: 'Boleta de B', cantidad: 1, precio: 1190 }] } }] }), statuses: [422] },
+  [`POST ${API}/certificacion/libros/enviar`]: { body: () => undefined, statuses: [404] },
+  ...Object.fromEntries(['set_pruebas', 'simulacion', 'intercambio', 'muestras', 'declaracion'].map((etapa) => [`POST ${API}/certificacion/etapas/${etapa}`, { body: () => ({ estado: 'pendiente' }), statuses: [200] }])),
 }
 
 /** Everything that identifies A's data in an answer: its ids, its company's id and RUT, the marker in its texts. */
@@ -222,8 +238,8 @@ async function withCursorOfA(op: Operation): Promise<string | null> {
   return found.length > 0 ? `with A's cursor, B's answer carries A's data: ${found.join(', ')}` : null
 }
 
-/** What B itself sent and may see echoed: A's RUT inside A's CAF or envelope, A's mailbox address. */
+/** What B itself sent and may see echoed: A's RUT inside A's CAF or envelopes, A's mailbox address. */
 function sentByB(op: Operation, trace: string): boolean {
-  if (trace === a.empresa.rut) return op.name === `POST ${API}/caf` || op.name === `POST ${API}/recibidos/importar`
+  if (trace === a.empresa.rut) return [`POST ${API}/caf`, `POST ${API}/recibidos/importar`, `POST ${API}/certificacion/intercambio`].includes(op.name)
   return trace === A.sent.inboundEmail && op.name === `PUT ${API}/empresa/intercambio`
 }

@@ -1,30 +1,32 @@
 // Certificación ante el SII (DESIGN §15, extensions): the set file, issuing and sending it, the state of each stage with
 // the next step, and what the person records. Every operation answers 409 NOT_IN_CERTIFICATION for a company in producción.
-import { Elysia } from 'elysia'
-import { cargarSet, estadoCertificacion, marcarEtapaEnCurso, registrarEtapa, requireCertificacion } from '../../services/certificacion'
+import { Elysia, type AnyElysia } from 'elysia'
+import { cargarSet, estadoCertificacion, listarEnvios, marcarEtapaEnCurso, registrarEtapa, requireCertificacion } from '../../services/certificacion'
 import { answerIntercambio } from '../../services/certificacion-intercambio'
 import { emitirSet } from '../../services/certificacion-emitir'
 import { simular } from '../../services/certificacion-simulacion'
 import { consumoFolios, documentosDeMuestra, emitirBoletas, type CasoBoleta } from '../../services/certificacion-boletas'
 import { streamMuestrasZip } from '../../services/certificacion-muestras'
 import { envioXml } from '../../services/certificacion-emitir'
-import { construirLibro, enviarLibros, isTipoLibro, TIPOS_LIBRO } from '../../services/certificacion-libros'
+import { construirLibro, enviarLibros, TIPOS_LIBRO } from '../../services/certificacion-libros'
 import type { Deps } from '../../services/deps'
 import {
-  ArchivoBody, BoletasBody, EmitirSetBody, parseBoletas, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
+  ArchivoBody, BoletasBody, EmitirSetBody, EnviosListSchema, parseBoletas, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
 } from '../../contracts/certificacion'
 import { validateEmision } from '../../contracts/dte'
 import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
 import { errorResponses } from '../../contracts/common'
-import { isEtapa } from '../../domain/certificacion-etapas'
+import { ETAPAS } from '../../domain/certificacion-etapas'
 import { TimbreError } from '../../errors'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Certificación'], 'x-timbre-extension': true }) as Record<string, unknown>
 const estadoResponse = (description: string) => ({ description, content: { 'application/json': { schema: EstadoCertificacionSchema } } })
 
 export const certificacionRoutes = (deps: Deps) =>
-  new Elysia({ prefix: '/certificacion', normalize: false })
+  new Elysia({ normalize: false })
+    .use(librosYEtapas(deps))
+    .group('/certificacion', (app) => app
     .get('', ({ request }) => estadoCertificacion(deps, { empresaId: credentialOf(request).empresaId }), {
       detail: extension({
         operationId: 'obtenerCertificacion',
@@ -63,7 +65,7 @@ export const certificacionRoutes = (deps: Deps) =>
           summary: 'Emite cada caso del set una sola vez, en orden, con la referencia SET, y envía un EnvioDTE por set al SII (extensión)',
           description:
             'Cada caso pasa por el mismo camino que POST /dte (reglas, folio, TED, firma). `tpo_cambio` es el tipo de cambio de los sets de exportación (400 REQUIRED si falta). `reemitir: true` reemite con folios nuevos los casos rechazados o con reparos. Los documentos siguen su estado en el SII como cualquier DTE.',
-          requestBody: { required: false, content: { 'application/json': { schema: EmitirSetBody } } },
+          requestBody: jsonBody(EmitirSetBody),
           responses: { 200: estadoResponse('Estado tras emitir y enviar'), ...errorResponses(400, 409, 422) },
         }),
       },
@@ -113,6 +115,13 @@ export const certificacionRoutes = (deps: Deps) =>
         }),
       },
     )
+    .get('/envios', ({ request }) => ({ items: listarEnvios(deps, { empresaId: credentialOf(request).empresaId }) }), {
+      detail: extension({
+        operationId: 'listarEnviosCertificacion',
+        summary: 'Los envíos de la certificación (sets, simulación, boletas, libros), en orden, con su track id y estado (extensión)',
+        responses: { 200: { description: 'Envíos', content: { 'application/json': { schema: EnviosListSchema } } }, ...errorResponses(409) },
+      }),
+    })
     .get(
       '/envios/:id/xml',
       ({ request, params }) => {
@@ -129,25 +138,6 @@ export const certificacionRoutes = (deps: Deps) =>
         }),
       },
     )
-    .get(
-      '/libros/:tipo',
-      ({ request, params }) => {
-        if (!isTipoLibro(params.tipo)) throw new TimbreError('NOT_FOUND', { context: { libro: params.tipo } })
-        const xml = construirLibro(deps, { empresaId: credentialOf(request).empresaId, tipo: params.tipo })
-        return new Response(Buffer.from(xml), {
-          headers: { 'content-type': 'application/xml; charset=ISO-8859-1', 'content-disposition': `attachment; filename="Libro_${params.tipo}.xml"` },
-        })
-      },
-      {
-        detail: extension({
-          operationId: 'descargarLibroCertificacion',
-          summary: 'Libro de ventas o compras (LibroCompraVenta, ESPECIAL, TOTAL) o de guías (LibroGuia) del set, firmado (extensión)',
-          description: 'ventas: de los documentos emitidos del set BASICO; compras: de la grilla del set LIBRO DE COMPRAS, cada línea según su observación; guias: de las guías del set GUIA DE DESPACHO. 404 mientras no existan esos documentos.',
-          parameters: [{ name: 'tipo', in: 'path', required: true, schema: { type: 'string', enum: [...TIPOS_LIBRO] } }],
-          responses: { 200: { description: 'Libro firmado', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(400, 404, 409) },
-        }),
-      },
-    )
     .post('/libros/enviar', ({ request }) => enviarLibros(deps, { empresaId: credentialOf(request).empresaId }), {
       detail: extension({
         operationId: 'enviarLibrosCertificacion',
@@ -161,7 +151,6 @@ export const certificacionRoutes = (deps: Deps) =>
         const empresaId = credentialOf(request).empresaId
         const dtes = documentosDeMuestra(deps, { empresaId })
         if (dtes.length === 0) throw new TimbreError('NOT_FOUND', { message: 'Aún no hay documentos del set ni de la simulación.', context: { recurso: 'muestras' } })
-        marcarEtapaEnCurso(deps, { empresaId, etapa: 'muestras' })
         return new Response(streamMuestrasZip(deps, { empresaId, dtes }), {
           headers: { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="muestras.zip"' },
         })
@@ -204,21 +193,54 @@ export const certificacionRoutes = (deps: Deps) =>
           responses: { 200: { description: 'ConsumoFolios', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(404, 409) },
         }),
       },
-    )
-    .post(
-      '/etapas/:etapa',
-      ({ request, params, body }) => {
-        if (!isEtapa(params.etapa)) throw new TimbreError('NOT_FOUND', { context: { etapa: params.etapa } })
-        const input = parseEtapa(body)
-        return registrarEtapa(deps, { empresaId: credentialOf(request).empresaId, etapa: params.etapa, estado: input.estado, ...(input.nota !== undefined ? { nota: input.nota } : {}) })
+    ))
+
+/**
+ * `GET /certificacion/libros/{ventas|compras|guias}` and `POST /certificacion/etapas/{etapa}` (DESIGN §15): one literal
+ * route per libro and per stage, since they name a kind, not a resource (the route table's `{…}` are ids).
+ */
+const librosYEtapas = (deps: Deps) => {
+  // Typed loosely: Elysia's route types grow with each route, which a loop cannot express.
+  let app: AnyElysia = new Elysia({ prefix: '/certificacion', normalize: false })
+  for (const tipo of TIPOS_LIBRO)
+    app = app.get(
+      `/libros/${tipo}`,
+      ({ request }) => {
+        const xml = construirLibro(deps, { empresaId: credentialOf(request).empresaId, tipo })
+        return new Response(Buffer.from(xml), {
+          headers: { 'content-type': 'application/xml; charset=ISO-8859-1', 'content-disposition': `attachment; filename="Libro_${tipo}.xml"` },
+        })
       },
       {
         detail: extension({
-          operationId: 'registrarEtapaCertificacion',
-          summary: 'Registra lo que el SII dijo de una etapa en su sitio: aprobado o pendiente (extensión)',
-          parameters: [{ name: 'etapa', in: 'path', required: true, schema: { type: 'string', enum: ['set_pruebas', 'simulacion', 'intercambio', 'muestras', 'declaracion'] } }],
-          requestBody: jsonBody(EtapaBody),
-          responses: { 200: estadoResponse('Estado de la certificación'), ...errorResponses(400, 404, 409) },
+          operationId: `descargarLibro${tipo[0]!.toUpperCase()}${tipo.slice(1)}`,
+          summary: LIBRO_SUMMARY[tipo],
+          description: 'Firmado con el certificado de la empresa, ISO-8859-1. 404 mientras no existan los documentos de los que se arma.',
+          responses: { 200: { description: 'Libro firmado', content: { 'application/xml': { schema: { type: 'string' } } } }, ...errorResponses(404, 409) },
         }),
       },
     )
+  for (const etapa of ETAPAS)
+    app = app.post(
+      `/etapas/${etapa}`,
+      ({ request, body }) => {
+        const input = parseEtapa(body)
+        return registrarEtapa(deps, { empresaId: credentialOf(request).empresaId, etapa, estado: input.estado, ...(input.nota !== undefined ? { nota: input.nota } : {}) })
+      },
+      {
+        detail: extension({
+          operationId: `registrarEtapa_${etapa}`,
+          summary: `Registra lo que el SII dijo de la etapa ${etapa} en su sitio: aprobado o pendiente (extensión)`,
+          requestBody: jsonBody(EtapaBody),
+          responses: { 200: estadoResponse('Estado de la certificación'), ...errorResponses(400, 409) },
+        }),
+      },
+    )
+  return app
+}
+
+const LIBRO_SUMMARY: Readonly<Record<string, string>> = {
+  ventas: 'Libro de ventas del set (LibroCompraVenta VENTA, ESPECIAL, TOTAL, FolioNotificacion 1), de los documentos del set BASICO (extensión)',
+  compras: 'Libro de compras del set (LibroCompraVenta COMPRA, ESPECIAL, TOTAL, FolioNotificacion 2), de la grilla del set, cada línea según su observación (extensión)',
+  guias: 'Libro de guías del set (LibroGuia), de las guías del set GUIA DE DESPACHO, con la facturada y la anulada (extensión)',
+}

@@ -137,7 +137,7 @@ describe('the stages', () => {
     expect(etapasDeCertificacion({ ...enviado, librosPedidos: ['ventas'] })[0]).toMatchObject({ estado: 'en_curso' })
     const reparo = { ...enviado, envios: [{ ...envio, estado: 'con_reparos' as const, glosa: 'RUT receptor' }] }
     expect(etapasDeCertificacion(reparo)[0]).toMatchObject({ estado: 'con_errores' })
-    expect(etapasDeCertificacion(reparo)[0]!.siguiente_paso).toContain('reemitir')
+    expect(etapasDeCertificacion(reparo)[0]!.siguiente_paso).toContain('Reemitir rechazados')
     const aprobado = { ...reparo, registradas: new Map([['set_pruebas', { estado: 'aprobado', nota: null }]] as const) }
     expect(etapasDeCertificacion(aprobado)[0]).toMatchObject({ estado: 'aprobado' })
   })

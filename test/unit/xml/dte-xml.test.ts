@@ -282,7 +282,8 @@ describe('buildDteXml', () => {
     expect(xml).toContain('<RznSocEmisor>Ferretería y Servicios Ñandú SpA</RznSocEmisor><GiroEmisor>')
     expect(xml).not.toContain('<Acteco>')
     expect(xml).toContain('<Totales><MntNeto>1000</MntNeto><IVA>190</IVA><MntTotal>1190</MntTotal></Totales>')
-    expect(xml).toContain('<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>SET</TpoDocRef><FolioRef>0</FolioRef><RazonRef>')
+    // No FchRef in a boleta; its SET reference also carries CodRef SET, as the boleta set asks.
+    expect(xml).toContain('<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>SET</TpoDocRef><FolioRef>0</FolioRef><CodRef>SET</CodRef><RazonRef>CASO-1 1</RazonRef></Referencia>')
   })
 
   test('export in USD: Totales in dollars, OtraMoneda in pesos, IndExe 1 on every line, Customs codes', () => {
