@@ -176,9 +176,9 @@ describe('the set of tests', () => {
     expect(e.sets.map((x: any) => x.nombre)).toEqual(['BASICO', 'GUIA DE DESPACHO', 'EXPORTACION 1', 'LIBRO DE VENTAS', 'LIBRO DE COMPRAS', 'LIBRO DE GUIAS'])
     for (const set of e.sets) {
       expect(text).toContain(`${set.nombre} · número de atención ${set.numero_atencion}`)
-      for (const c of set.casos) expect(page.html).toContain(`<td class="caso">${c.caso}</td>`)
+      for (const c of set.casos) expect(page.html).toContain(`<td class="caso">${c.caso}<span class="solo-telefono muted">`)
     }
-    expect(page.html).toContain('<td>33 · FACTURA ELECTRÓNICA</td>')
+    expect(page.html).toContain('<td class="col-menor">33 · FACTURA ELECTRÓNICA</td>')
     expect((page.html.match(/>Sin emitir</g) ?? []).length).toBe(e.sets.flatMap((x: any) => x.casos).length)
     expect(page.html).toContain('id="f-tpo_cambio"')
     expect(text).toContain('Tipo de cambio (pesos por DOLAR USA)')
@@ -248,7 +248,7 @@ describe('the set of tests', () => {
     expect(page.html).toContain('Reemitir rechazados')
     expect(page.html).toContain('<span class="badge badge-bad">Con errores</span>')
     for (const c of before) expect(c.glosa_sii).toEqual(expect.any(String))
-    expect(page.html).toContain(`<td class="glosa">${before[0].glosa_sii}</td>`)
+    expect(page.html).toContain(`<td class="glosa col-menor">${before[0].glosa_sii}</td>`)
 
     const posted = await wu.post('/console/certificacion/emitir', { accion: 'reemitir' })
     expect(posted.status).toBe(303)

@@ -142,32 +142,42 @@ function SetCard(props: { set: SetEstado; index: number }) {
         <p>Este set no trae documentos que emitir: pide un libro.</p>
       ) : (
         <div class="table-wrap">
-          <table class="casos">
+          <table class="casos plegable">
             <thead>
               <tr>
                 <th scope="col">Caso</th>
-                <th scope="col">Tipo</th>
+                <th scope="col" class="col-menor">
+                  Tipo
+                </th>
                 <th scope="col" class="num">
                   Folio
                 </th>
                 <th scope="col">Estado</th>
-                <th scope="col">Glosa del SII</th>
+                <th scope="col" class="col-menor">
+                  Glosa del SII
+                </th>
               </tr>
             </thead>
             <tbody>
-              {set.casos.map((c) => (
-                <tr>
-                  <td class="caso">{c.caso}</td>
-                  <td>
-                    {c.tipo_dte} · {isTipoDte(c.tipo_dte) ? TIPOS[c.tipo_dte].nombre : ''}
-                  </td>
-                  <td class="num">{c.dte_id !== null && c.folio !== null ? <a href={`${CONSOLE_PREFIX}/documentos/${c.dte_id}`}>{c.folio}</a> : '—'}</td>
-                  <td>
-                    <span class={`badge ${certificacionEstadoBadge(c.estado)}`}>{certificacionEstadoLabel(c.estado)}</span>
-                  </td>
-                  <td class="glosa">{c.glosa_sii ?? ''}</td>
-                </tr>
-              ))}
+              {set.casos.map((c) => {
+                const tipo = `${c.tipo_dte} · ${isTipoDte(c.tipo_dte) ? TIPOS[c.tipo_dte].nombre : ''}`
+                return (
+                  <tr>
+                    <td class="caso">
+                      {c.caso}
+                      {/* On a phone the tipo goes under the caso and the glosa under the estado (docs: «Teléfono»). */}
+                      <span class="solo-telefono muted">{tipo}</span>
+                    </td>
+                    <td class="col-menor">{tipo}</td>
+                    <td class="num">{c.dte_id !== null && c.folio !== null ? <a href={`${CONSOLE_PREFIX}/documentos/${c.dte_id}`}>{c.folio}</a> : '—'}</td>
+                    <td>
+                      <span class={`badge ${certificacionEstadoBadge(c.estado)}`}>{certificacionEstadoLabel(c.estado)}</span>
+                      {c.glosa_sii && <span class="solo-telefono glosa">{c.glosa_sii}</span>}
+                    </td>
+                    <td class="glosa col-menor">{c.glosa_sii ?? ''}</td>
+                  </tr>
+                )
+              })}
             </tbody>
           </table>
         </div>
@@ -294,40 +304,59 @@ function EnviosSection(props: { estado: EstadoCertificacion }) {
         <p class="card">Aún no hay envíos.</p>
       ) : (
         <div class="table-wrap">
-          <table class="envios">
+          <table class="envios plegable">
             <thead>
               <tr>
                 <th scope="col">Envío</th>
-                <th scope="col" class="num">
+                <th scope="col" class="num col-menor">
                   Documentos
                 </th>
                 <th scope="col">Track id</th>
-                <th scope="col">Enviado</th>
+                <th scope="col" class="col-menor">
+                  Enviado
+                </th>
                 <th scope="col">Estado</th>
-                <th scope="col">Glosa del SII</th>
-                <th scope="col">XML</th>
+                <th scope="col" class="col-menor">
+                  Glosa del SII
+                </th>
+                <th scope="col" class="col-menor">
+                  XML
+                </th>
               </tr>
             </thead>
             <tbody>
-              {envios.map((e) => (
-                <tr id={`envio-${e.id}`}>
-                  <td>{claseDe(e)}</td>
-                  <td class="num">{e.documentos}</td>
-                  <td>
-                    <TrackId id={e.track_id} />
-                  </td>
-                  <td>{e.enviado_at ? formatDateTime(e.enviado_at) : '—'}</td>
-                  <td>
-                    <span class={`badge ${certificacionEstadoBadge(e.estado)}`}>{certificacionEstadoLabel(e.estado)}</span>
-                  </td>
-                  <td class="glosa">{e.glosa_sii ?? ''}</td>
-                  <td>
-                    <a href={`${BASE}/envios/${e.id}/xml`} download>
-                      Descargar
-                    </a>
-                  </td>
-                </tr>
-              ))}
+              {envios.map((e) => {
+                const enviado = e.enviado_at ? formatDateTime(e.enviado_at) : '—'
+                const xml = `${BASE}/envios/${e.id}/xml`
+                return (
+                  <tr id={`envio-${e.id}`}>
+                    <td>
+                      {claseDe(e)}
+                      <span class="solo-telefono muted">
+                        {e.documentos} documentos · enviado {enviado} ·{' '}
+                        <a href={xml} download>
+                          XML
+                        </a>
+                      </span>
+                    </td>
+                    <td class="num col-menor">{e.documentos}</td>
+                    <td>
+                      <TrackId id={e.track_id} />
+                    </td>
+                    <td class="col-menor">{enviado}</td>
+                    <td>
+                      <span class={`badge ${certificacionEstadoBadge(e.estado)}`}>{certificacionEstadoLabel(e.estado)}</span>
+                      {e.glosa_sii && <span class="solo-telefono glosa">{e.glosa_sii}</span>}
+                    </td>
+                    <td class="glosa col-menor">{e.glosa_sii ?? ''}</td>
+                    <td class="col-menor">
+                      <a href={xml} download>
+                        Descargar
+                      </a>
+                    </td>
+                  </tr>
+                )
+              })}
             </tbody>
           </table>
         </div>
