@@ -25,6 +25,7 @@ import { getEmpresa } from '../../services/empresas'
 import { empresaIdOf, fileField, formOf, requireWrite, sessionOf, textField } from '../context'
 import { certificacionEstadoBadge, certificacionEstadoLabel, ESTADO_ETAPA_BADGE, ESTADO_ETAPA_LABEL, ETAPA_LABEL } from '../estados'
 import { ErrorSummary, Field, SelectField, failureOf, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure } from '../forms'
+import { fieldLabel } from '../field-labels'
 import { parseEnteroCL } from '../numbers'
 import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage, SECURITY_HEADERS } from '../page'
 
@@ -53,7 +54,7 @@ interface Failed {
   readonly offerReplace?: boolean
 }
 
-/** The words of the page's own inputs, for the error summary; anything else (a case's field) as the service named it. */
+/** The words of the page's own inputs, for the error summary; a case's field (`detalle.0.precio`) in the shared words. */
 const LABELS: Readonly<Record<string, string>> = {
   archivo_set: 'Archivo del set de pruebas',
   set: 'Set de pruebas',
@@ -62,7 +63,7 @@ const LABELS: Readonly<Record<string, string>> = {
   archivo_intercambio: 'Archivo de intercambio del SII',
   ...Object.fromEntries(ETAPAS.flatMap((e) => [[`${e}.estado`, 'Lo que dijo el SII'], [`${e}.nota`, 'Nota']])),
 }
-const labelOf = (path: string) => LABELS[path] ?? path
+const labelOf = (path: string) => LABELS[path] ?? fieldLabel(path)
 
 // ------------------------------------------------------------------------------------------------ pieces of the page
 
