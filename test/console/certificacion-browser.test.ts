@@ -1,7 +1,7 @@
 // The Certificación screen (DESIGN §15 "Console") in headless Chromium against the compiled binary (`serve --demo`, the
 // simulated SII; the demo company is in certificación): the menu entry, the SII's set file chosen in a real file input,
-// its cases, the exchange rate typed the Chilean way, «Emitir y enviar el set» and the folios and track ids it leaves;
-// every control labelled; at 390 px nothing scrolls sideways. Screenshots in .test-results/console/.
+// its cases, the exchange rate typed the Chilean way, «Emitir y enviar el set» and the folios and track ids it leaves,
+// the libros sent; every control labelled; at 390 px nothing scrolls sideways. Screenshots in .test-results/console/.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -75,6 +75,11 @@ test('the set uploaded from a file input, issued and sent from the page: folios 
     await page.reload()
   }
   expect(await page.locator('table.casos .badge', { hasText: 'Aceptado' }).count()).toBe(12)
+
+  // The libros the set asks for, built from those documents and sent from the page.
+  await page.getByRole('button', { name: 'Enviar los libros al SII' }).click()
+  await page.waitForURL('**/console/certificacion?aviso=libros', { timeout: 60_000 })
+  expect(await page.locator('table.libros code.copiable').count()).toBe(3)
   await screenshot(page, '30-certificacion')
   await context.close()
 }, 180_000)
@@ -88,7 +93,7 @@ test('390 px: the page with its sets and envíos does not scroll sideways, and t
   // The tables fold as the documents list does: caso, folio and estado of each case, envío, track id and estado of
   // each envío stay in view, with no sideways scroll inside their card either.
   const outside = await page.evaluate(() =>
-    [...document.querySelectorAll('ol.etapas h3, .siguiente-paso, ol.etapas .badge, table.casos td:not(.col-menor), table.envios td:not(.col-menor)')]
+    [...document.querySelectorAll('ol.etapas h3, .siguiente-paso, ol.etapas .badge, table.casos td:not(.col-menor), table.envios td:not(.col-menor), table.libros td:not(.col-menor)')]
       .map((el) => ({ el: el.outerHTML.slice(0, 80), r: el.getBoundingClientRect() }))
       .filter(({ r }) => r.width === 0 || r.left < 0 || r.right > window.innerWidth)
       .map(({ el }) => el),
@@ -96,6 +101,7 @@ test('390 px: the page with its sets and envíos does not scroll sideways, and t
   expect(outside).toEqual([])
   expect(await page.locator('table.casos tbody tr').count()).toBe(12)
   expect(await page.locator('table.envios code.copiable').count()).toBe(3)
+  expect(await page.locator('table.libros code.copiable').count()).toBe(3)
   await screenshot(page, '31-certificacion-telefono')
   await context.close()
 }, 60_000)

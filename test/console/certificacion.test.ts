@@ -187,6 +187,12 @@ describe('the set of tests', () => {
     expect(page.html).not.toContain('Reemitir rechazados')
     expect(page.html).not.toContain('name="reemplazar"')
     expect(page.html).toContain('<span class="badge badge-info">En curso</span>')
+    // The libros need the set's documents: asked too early, the reason is shown at the libros form and nothing is sent.
+    const early = await w.post('/console/certificacion/libros/enviar', {})
+    expect(early.status).toBe(404)
+    const summary = /<section class="card stack" id="libros"[\s\S]*?<div class="error-summary"[^>]*>([\s\S]*?)<\/div>/.exec(early.html)?.[1] ?? ''
+    expect(textOf(summary)).toContain('El libro de ventas necesita los documentos emitidos del set BASICO')
+    expect((await estadoApi(t)).libros).toEqual([])
   })
 
   test('emitir without the tipo de cambio: 400 beside its field, and nothing is issued', async () => {
@@ -238,6 +244,41 @@ describe('the set of tests', () => {
     expect(page.html).toContain('href="/console/certificacion/muestras"')
   })
 
+  test('libros: each one downloads signed, «Enviar los libros al SII» sends them, and their track ids join the stage\'s next step', async () => {
+    let page = await w.get('/console/certificacion')
+    expect(page.html).toContain('id="libros"')
+    for (const [tipo, root] of [['ventas', '<LibroCompraVenta'], ['compras', '<LibroCompraVenta'], ['guias', '<LibroGuia']] as const) {
+      expect(page.html).toContain(`href="/console/certificacion/libros/${tipo}"`)
+      const res = await fetch(`${s.url}/console/certificacion/libros/${tipo}`, { headers: { cookie: w.cookie } })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('application/xml; charset=ISO-8859-1')
+      expect(res.headers.get('content-disposition')).toBe(`attachment; filename="Libro_${tipo}.xml"`)
+      expect(Buffer.from(await res.arrayBuffer()).toString('latin1')).toContain(root)
+    }
+    expect((await w.get('/console/certificacion/libros/otro')).status).toBe(404)
+
+    const posted = await w.post('/console/certificacion/libros/enviar', {})
+    expect(posted.status).toBe(303)
+    expect(posted.location).toBe('/console/certificacion?aviso=libros')
+    let e = await estadoApi(t)
+    expect(e.libros.map((l: any) => l.tipo)).toEqual(['ventas', 'compras', 'guias'])
+    page = await w.get(posted.location!)
+    const table = /<table class="libros plegable">([\s\S]*?)<\/table>/.exec(page.html)![1]!
+    for (const l of e.libros) expect(table).toContain(`<code class="copiable">${l.track_id}</code>`)
+    expect(textOf(table)).toContain('Libro de guías')
+    for (let round = 0; round < 30 && e.libros.some((l: any) => l.estado === 'procesando'); round++) {
+      await submit.runOnce(s.server.deps)
+      await track.runOnce(s.server.deps)
+      clock.advance(20_000)
+      e = await estadoApi(t)
+    }
+    expect(e.libros.map((l: any) => l.estado)).toEqual(['aceptado', 'aceptado', 'aceptado'])
+    page = await w.get('/console/certificacion')
+    const item = /<li class="card etapa" id="etapa-set_pruebas">([\s\S]*?)<\/li>/.exec(page.html)![1]!
+    expect(item).toContain('Enviado: falta declarar el avance')
+    for (const x of [...e.envios, ...e.libros]) expect(item).toContain(`<code class="copiable">${x.track_id}</code>`)
+  })
+
   test('a rejected set: the SII\'s glosa beside each case, and «Reemitir rechazados» issues them again with new folios', async () => {
     expect((await wu.post('/console/certificacion/set', setForm(basico))).status).toBe(303)
     expect((await wu.post('/console/certificacion/emitir', { accion: 'emitir' })).status).toBe(303)
@@ -259,7 +300,14 @@ describe('the set of tests', () => {
     expect(after.map(key).filter((k: string) => before.map(key).includes(k))).toEqual([])
     page = await wu.get(posted.location!)
     expect(textOf(page.html)).toContain('reemitidos con folios nuevos')
-    expect((await estadoApi(u)).envios).toHaveLength(2)
+    // The first envelope is history now: listed, marked, and no longer what the stage asks to declare.
+    const envios = (await estadoApi(u)).envios
+    expect(envios.map((x: any) => x.vigente)).toEqual([false, true])
+    expect(page.html).toContain(`<tr id="envio-${envios[0].id}" class="historial">`)
+    expect(page.html).toContain(`<tr id="envio-${envios[1].id}">`)
+    expect(/<tr id="envio-[^"]+" class="historial"><td>Set BASICO <span class="badge badge-neutral">Historial<\/span>/.test(page.html)).toBe(true)
+    // A set without libro blocks offers no libros.
+    expect(page.html).not.toContain('id="libros"')
   })
 
   test('emitir without folios of a type: 422 with the service\'s words at the emitir form, and nothing is issued', async () => {

@@ -18,6 +18,7 @@ import { cargarSet, estadoCertificacion, marcarEtapaEnCurso, registrarEtapa, typ
 import { documentosDeMuestra, consumoFolios } from '../../services/certificacion-boletas'
 import { emitirSet, envioXml } from '../../services/certificacion-emitir'
 import { answerIntercambio } from '../../services/certificacion-intercambio'
+import { construirLibro, enviarLibros, isTipoLibro, type TipoLibro } from '../../services/certificacion-libros'
 import { streamMuestrasZip } from '../../services/certificacion-muestras'
 import { simular } from '../../services/certificacion-simulacion'
 import type { Deps } from '../../services/deps'
@@ -38,12 +39,13 @@ const NOTICES: Readonly<Record<string, string>> = {
   cargado: 'Set de pruebas cargado: revise sus casos y emítalos con «Emitir y enviar el set».',
   emitido: 'Casos emitidos y enviados al SII. Sus estados cambian cuando el SII responde: recargue la página para verlos.',
   reemitido: 'Casos rechazados reemitidos con folios nuevos y enviados al SII. Recargue la página para ver lo que responde.',
+  libros: 'Libros enviados al SII. Recargue la página para ver lo que responde.',
   simulacion: 'Simulación emitida y enviada al SII en un solo envío. Recargue la página para ver lo que responde.',
   etapa: 'Etapa registrada.',
 }
 
 /** The forms of the page: each shows its own failure. */
-type FormName = 'set' | 'emitir' | 'simulacion' | 'intercambio' | `etapa:${Etapa}`
+type FormName = 'set' | 'emitir' | 'libros' | 'simulacion' | 'intercambio' | `etapa:${Etapa}`
 
 interface Failed {
   readonly form: FormName
@@ -280,6 +282,7 @@ function SetSection(props: { request: Request; estado: EstadoCertificacion; canW
         <SetCard set={s} index={i} />
       ))}
       {props.canWrite && conDocumentos && <EmitirForm request={props.request} estado={estado} failed={props.failed} />}
+      <LibrosCard request={props.request} estado={estado} canWrite={props.canWrite} failed={props.failed} />
       {props.canWrite && <SetUploadForm request={props.request} estado={estado} failed={props.failed} />}
     </section>
   )
@@ -291,6 +294,57 @@ function claseDe(envio: EstadoCertificacion['envios'][number]): string {
   return `Set ${envio.sets.join(', ')}`
 }
 
+/** An envío the SII no longer evaluates (`vigente: false`): kept as history, never declared. */
+function Historial() {
+  return (
+    <>
+      {' '}
+      <span class="badge badge-neutral">Historial</span>
+    </>
+  )
+}
+
+const LIBRO_LABEL: Readonly<Record<string, string>> = { ventas: 'Libro de ventas', compras: 'Libro de compras', guias: 'Libro de guías' }
+/** The set block that asks for each libro (services/certificacion-libros.ts SET_DEL_LIBRO). */
+const SET_DEL_LIBRO: ReadonlyArray<readonly [TipoLibro, string]> = [['ventas', 'LIBRO DE VENTAS'], ['compras', 'LIBRO DE COMPRAS'], ['guias', 'LIBRO DE GUIAS']]
+
+const librosPedidos = (estado: EstadoCertificacion): TipoLibro[] =>
+  SET_DEL_LIBRO.filter(([, nombre]) => estado.sets.some((s) => s.nombre === nombre)).map(([tipo]) => tipo)
+
+function LibrosCard(props: { request: Request; estado: EstadoCertificacion; canWrite: boolean; failed: Failed | null }) {
+  const pedidos = librosPedidos(props.estado)
+  if (pedidos.length === 0) return null
+  const f = props.failed?.form === 'libros' ? props.failed : null
+  return (
+    <section class="card stack" id="libros" aria-labelledby="libros-titulo">
+      <h3 id="libros-titulo">Libros que pide el set</h3>
+      <p class="muted">
+        Timbre arma cada libro con lo que tiene: el de ventas con los documentos emitidos del set BASICO, el de compras con la grilla del set LIBRO DE COMPRAS, el de guías con las
+        guías del set GUIA DE DESPACHO. Se firman con el certificado de la empresa.
+      </p>
+      <ul class="descargas">
+        {pedidos.map((tipo) => (
+          <li>
+            <a href={`${BASE}/libros/${tipo}`} download>
+              Descargar el {LIBRO_LABEL[tipo]!.toLowerCase()} (XML)
+            </a>
+          </li>
+        ))}
+      </ul>
+      {props.canWrite && (
+        <form method="post" action={`${BASE}/libros/enviar`} class="stack" novalidate>
+          <CsrfInput session={sessionOf(props.request)} />
+          <ErrorSummary failure={f?.failure ?? null} fields={[]} label={labelOf} />
+          <div class="actions">
+            <button type="submit">Enviar los libros al SII</button>
+          </div>
+          <small class="hint">Un libro ya enviado y no rechazado no se envía de nuevo.</small>
+        </form>
+      )}
+    </section>
+  )
+}
+
 function TrackId(props: { id: string | null }) {
   return props.id === null ? <span class="muted">Sin track id aún</span> : <code class="copiable">{props.id}</code>
 }
@@ -300,7 +354,10 @@ function EnviosSection(props: { estado: EstadoCertificacion }) {
   return (
     <section aria-labelledby="envios-titulo">
       <h2 id="envios-titulo">Envíos al SII</h2>
-      <p class="muted">Los track ids y las fechas que el SII pide al «Declarar avance» en su sitio.</p>
+      <p class="muted">
+        Los track ids y las fechas que el SII pide al «Declarar avance» en su sitio. Un envío marcado «Historial» ya no lo evalúa el SII: sus documentos se reemitieron, o hubo
+        uno posterior; no se declara.
+      </p>
       {envios.length === 0 ? (
         <p class="card">Aún no hay envíos.</p>
       ) : (
@@ -330,9 +387,10 @@ function EnviosSection(props: { estado: EstadoCertificacion }) {
                 const enviado = e.enviado_at ? formatDateTime(e.enviado_at) : '—'
                 const xml = `${BASE}/envios/${e.id}/xml`
                 return (
-                  <tr id={`envio-${e.id}`}>
+                  <tr id={`envio-${e.id}`} class={e.vigente ? undefined : 'historial'}>
                     <td>
                       {claseDe(e)}
+                      {!e.vigente && <Historial />}
                       <span class="solo-telefono muted">
                         {e.documentos} documentos · enviado {enviado} ·{' '}
                         <a href={xml} download>
@@ -364,31 +422,43 @@ function EnviosSection(props: { estado: EstadoCertificacion }) {
       )}
       {libros.length > 0 && (
         <div class="table-wrap">
-          <table class="libros">
+          <table class="libros plegable">
             <caption>Libros</caption>
             <thead>
               <tr>
                 <th scope="col">Libro</th>
                 <th scope="col">Track id</th>
-                <th scope="col">Enviado</th>
+                <th scope="col" class="col-menor">
+                  Enviado
+                </th>
                 <th scope="col">Estado</th>
-                <th scope="col">Glosa del SII</th>
+                <th scope="col" class="col-menor">
+                  Glosa del SII
+                </th>
               </tr>
             </thead>
             <tbody>
-              {libros.map((l) => (
-                <tr>
-                  <td>{l.tipo}</td>
-                  <td>
-                    <TrackId id={l.track_id} />
-                  </td>
-                  <td>{l.enviado_at ? formatDateTime(l.enviado_at) : '—'}</td>
-                  <td>
-                    <span class={`badge ${certificacionEstadoBadge(l.estado)}`}>{certificacionEstadoLabel(l.estado)}</span>
-                  </td>
-                  <td class="glosa">{l.glosa_sii ?? ''}</td>
-                </tr>
-              ))}
+              {libros.map((l) => {
+                const enviado = l.enviado_at ? formatDateTime(l.enviado_at) : '—'
+                return (
+                  <tr class={l.vigente ? undefined : 'historial'}>
+                    <td>
+                      {LIBRO_LABEL[l.tipo] ?? l.tipo}
+                      {!l.vigente && <Historial />}
+                      <span class="solo-telefono muted">enviado {enviado}</span>
+                    </td>
+                    <td>
+                      <TrackId id={l.track_id} />
+                    </td>
+                    <td class="col-menor">{enviado}</td>
+                    <td>
+                      <span class={`badge ${certificacionEstadoBadge(l.estado)}`}>{certificacionEstadoLabel(l.estado)}</span>
+                      {l.glosa_sii && <span class="solo-telefono glosa">{l.glosa_sii}</span>}
+                    </td>
+                    <td class="glosa col-menor">{l.glosa_sii ?? ''}</td>
+                  </tr>
+                )
+              })}
             </tbody>
           </table>
         </div>
@@ -646,6 +716,22 @@ export const certificacionScreens = (deps: Deps) =>
       } catch (err) {
         return failedAction(deps, request, err, 'emitir', { tpo_cambio: textField(form, 'tpo_cambio') })
       }
+    })
+    .post('/certificacion/libros/enviar', async ({ request }) => {
+      requireWrite(request)
+      if (!inCertificacion(deps, request)) return notApplicable(deps, request)
+      try {
+        await enviarLibros(deps, { empresaId: empresaIdOf(request) })
+        return redirect(`${BASE}?aviso=libros`)
+      } catch (err) {
+        return failedAction(deps, request, err, 'libros', {})
+      }
+    })
+    .get('/certificacion/libros/:tipo', ({ request, params }) => {
+      const tipo = params.tipo
+      if (!isTipoLibro(tipo)) throw new TimbreError('NOT_FOUND')
+      if (!inCertificacion(deps, request)) return notApplicable(deps, request)
+      return fileResponse(construirLibro(deps, { empresaId: empresaIdOf(request), tipo }), 'xml', `Libro_${tipo}.xml`, 'attachment')
     })
     .post('/certificacion/simulacion', async ({ request }) => {
       requireWrite(request)
