@@ -7,7 +7,7 @@ import { createLogger } from '../log'
 import type { Deps } from '../services/deps'
 import { startHttpServer } from '../http/server'
 import { createConsoleDoor } from '../console/door'
-import { CONSOLE_PREFIX, consoleLinkUrl } from '../console/page'
+import { CONSOLE_LONG_OPERATIONS, CONSOLE_PREFIX, consoleLinkUrl } from '../console/page'
 import { createAdminLink } from '../services/console-sessions'
 import { housekeepingJob } from '../jobs/housekeeping'
 import { siiSubmitJob } from '../jobs/sii-submit'
@@ -156,7 +156,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
       shuttingDown = true
     },
     sii: () => siiReadiness(deps),
-  }, [{ prefix: CONSOLE_PREFIX, handle: consoleDoor.handle }])
+  }, [{ prefix: CONSOLE_PREFIX, longOperationPrefixes: CONSOLE_LONG_OPERATIONS, handle: consoleDoor.handle }])
   log.info('server.started', {
     version: VERSION,
     listen: http.url,

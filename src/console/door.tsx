@@ -21,6 +21,7 @@ import { documentoScreens } from './screens/documentos'
 import { emitirScreens } from './screens/emitir'
 import { recibidoScreens } from './screens/recibidos'
 import { folioScreens } from './screens/folios'
+import { certificacionScreens } from './screens/certificacion'
 import { certificadoScreens } from './screens/certificado'
 import { webhookScreens } from './screens/webhooks'
 import { correoScreens } from './screens/correo'
@@ -146,6 +147,7 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     .use(emitirScreens(deps))
     .use(recibidoScreens(deps))
     .use(folioScreens(deps))
+    .use(certificacionScreens(deps))
     .use(certificadoScreens(deps))
     .use(webhookScreens(deps))
     .use(correoScreens(deps))

@@ -52,3 +52,41 @@ export const INTERCAMBIO_LABEL: Readonly<Record<string, string>> = {
   sin_destinatario: 'Sin destinatario: no se conoce el correo de intercambio del receptor',
   error: 'Error al enviar',
 }
+
+/** The SII certification's stages and their estados (DESIGN §15 "Stages"), in the words of the SII's own site. */
+export const ETAPA_LABEL: Readonly<Record<string, string>> = {
+  set_pruebas: 'Set de pruebas',
+  simulacion: 'Simulación',
+  intercambio: 'Intercambio de información',
+  muestras: 'Muestras de impresión',
+  declaracion: 'Declaración de cumplimiento',
+}
+
+export const ESTADO_ETAPA_LABEL: Readonly<Record<string, string>> = {
+  pendiente: 'Pendiente',
+  en_curso: 'En curso',
+  // The SII holds the envíos; the person declares the progress on its site (DESIGN §15).
+  enviado: 'Enviado: falta declarar el avance',
+  con_errores: 'Con errores',
+  aprobado: 'Aprobado',
+}
+
+export const ESTADO_ETAPA_BADGE: Readonly<Record<string, string>> = {
+  pendiente: 'badge-neutral',
+  en_curso: 'badge-info',
+  enviado: 'badge-warn',
+  con_errores: 'badge-bad',
+  aprobado: 'badge-ok',
+}
+
+/** A certification envío's or case's estado: the DTE estados above, plus what only certification has. */
+export function certificacionEstadoLabel(estado: string): string {
+  if (estado === 'sin_emitir') return 'Sin emitir'
+  if (estado === 'por_enviar') return 'Por enviar al SII'
+  return estadoLabel(estado)
+}
+
+export function certificacionEstadoBadge(estado: string): string {
+  if (estado === 'por_enviar') return 'badge-info'
+  return estadoBadge(estado)
+}

@@ -52,6 +52,8 @@ const CONSOLE_ACTIONS: Partial<Record<ErrorCode, string>> = {
   PRODUCTO_CODIGO_EXISTS: 'Ese código ya es de otro producto: búsquelo en Productos o use otro código.',
   UNSUPPORTED_MEDIA_TYPE: 'Vuelva a cargar la página y envíe el formulario de nuevo.',
   INTERNAL_ERROR: 'Reintente; si persiste, avise al administrador de Timbre.',
+  SET_YA_EMITIDO: 'Para cargar el set nuevo que dio el SII, marque «Reemplazar el set ya emitido» y súbalo otra vez: sus casos se emitirán de nuevo, con folios nuevos.',
+  NOT_IN_CERTIFICATION: 'Solo una empresa en ambiente de certificación pasa por la certificación del SII; una que ya emite en producción no la repite.',
 }
 
 /** Catalogue messages that name the API's mechanics (a header) where the console has a form instead. */

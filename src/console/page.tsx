@@ -12,6 +12,12 @@ import { ASSET_PATHS } from './assets'
 import { formatRut } from './forms'
 
 export const CONSOLE_PREFIX = '/console'
+/**
+ * The certification screen's paths get the API's long idle limit (http/server.ts), as /api/v1/billing/certificacion
+ * does. Measured on Bun 1.4.5: a handler still working (issuing a set) is not cut, but a response stream silent for
+ * 10 s is, and the muestras zip streams PDFs as they are drawn, which on a busy machine may pause that long.
+ */
+export const CONSOLE_LONG_OPERATIONS: readonly string[] = [`${CONSOLE_PREFIX}/certificacion/`]
 
 /** The administrator's one-time link as `timbre console link` and the demo banner print it. */
 export function consoleLinkUrl(baseUrl: string, token: string): string {
@@ -74,10 +80,14 @@ export function redirect(to: string): Response {
   return new Response(null, { status: 303, headers: { Location: to, 'HX-Redirect': to, ...SECURITY_HEADERS } })
 }
 
-export type Section = 'documentos' | 'emitir' | 'recibidos' | 'clientes' | 'productos' | 'folios' | 'certificado' | 'webhooks' | 'correo' | 'empresas' | 'cuentas' | 'mi-cuenta'
+export type Section =
+  | 'documentos' | 'emitir' | 'recibidos' | 'clientes' | 'productos' | 'folios' | 'certificacion' | 'certificado' | 'webhooks' | 'correo' | 'empresas' | 'cuentas' | 'mi-cuenta'
 
-/** Who sees a section in the menu: everyone, the instance administrator, whoever sees settings, or manages accounts. */
-type Audience = 'all' | 'admin' | 'settings' | 'accounts'
+/**
+ * Who sees a section in the menu: everyone, the instance administrator, whoever sees settings, manages accounts, or
+ * everyone while the company is in certificación (DESIGN §15: the SII's certification applies to no other).
+ */
+type Audience = 'all' | 'admin' | 'settings' | 'accounts' | 'certificacion'
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; audience: Audience }> = [
   { id: 'documentos', label: 'Documentos', path: '/documentos', audience: 'all' },
@@ -86,6 +96,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; audien
   { id: 'clientes', label: 'Clientes', path: '/clientes', audience: 'all' },
   { id: 'productos', label: 'Productos', path: '/productos', audience: 'all' },
   { id: 'folios', label: 'Folios', path: '/folios', audience: 'all' },
+  { id: 'certificacion', label: 'Certificación', path: '/certificacion', audience: 'certificacion' },
   { id: 'certificado', label: 'Certificado', path: '/certificado', audience: 'settings' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks', audience: 'settings' },
   { id: 'correo', label: 'Correo', path: '/correo', audience: 'settings' },
@@ -93,8 +104,9 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; audien
   { id: 'empresas', label: 'Empresas', path: '/empresas', audience: 'admin' },
 ]
 
-function reaches(session: ConsoleSession, audience: Audience): boolean {
+function reaches(session: ConsoleSession, audience: Audience, empresa: EmpresaRecord | null): boolean {
   if (audience === 'admin') return session.kind === 'admin'
+  if (audience === 'certificacion') return empresa?.ambiente === 'certificacion'
   if (audience === 'settings') return session.settings !== 'hidden'
   if (audience === 'accounts') return session.canManageAccounts && session.empresaId !== null
   return true
@@ -174,7 +186,7 @@ export function renderPage(deps: Pick<Deps, 'store'>, request: Request, opts: Pa
       </header>
       <nav aria-label="Secciones">
         <ul>
-          {SECTIONS.filter((s) => reaches(session, s.audience)).map((s) => (
+          {SECTIONS.filter((s) => reaches(session, s.audience, empresa)).map((s) => (
             <li>
               <a href={`${CONSOLE_PREFIX}${s.path}`} aria-current={opts.section === s.id ? 'page' : undefined}>
                 {s.label}

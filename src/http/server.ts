@@ -28,6 +28,8 @@ const LONG_OPERATION_IDLE_SECONDS = 900
 /** Another door served on the same port under its own prefix (the console, DESIGN §14): http knows only this shape. */
 export interface MountedDoor {
   readonly prefix: string
+  /** Paths under which the door runs certification's long operations: they get the API's long idle limit too. */
+  readonly longOperationPrefixes?: readonly string[]
   handle(request: Request, clientIp: string): Promise<Response>
 }
 
@@ -243,7 +245,9 @@ export function startHttpServer(deps: Deps, readiness: Readiness & { markShuttin
     async fetch(received, srv) {
       // Certification's operations issue a whole set, wait on the SII's uploads or draw hundreds of PDFs: minutes on a
       // slow day, longer than Bun's 10 s idle cut of a silent request (docs/decisions/certificacion.md "Operaciones largas").
-      if (pathOf(received).startsWith(CERTIFICACION_PREFIX)) srv.timeout(received, LONG_OPERATION_IDLE_SECONDS)
+      const receivedPath = pathOf(received)
+      if (receivedPath.startsWith(CERTIFICACION_PREFIX) || mounted.some((d) => d.longOperationPrefixes?.some((p) => receivedPath.startsWith(p))))
+        srv.timeout(received, LONG_OPERATION_IDLE_SECONDS)
       const request = routable(received)
       const info = attachRequestInfo(received, () => clientAddress(srv.requestIP(received)?.address ?? 'unknown', received.headers.get('x-forwarded-for')))
       inFlight++
