@@ -782,7 +782,6 @@ export const certificacionScreens = (deps: Deps) =>
       const empresaId = empresaIdOf(request)
       const dtes = documentosDeMuestra(deps, { empresaId })
       if (dtes.length === 0) throw new TimbreError('NOT_FOUND', { message: 'Aún no hay documentos del set ni de la simulación: no hay muestras que imprimir.' })
-      marcarEtapaEnCurso(deps, { empresaId, etapa: 'muestras' })
       return zipResponse(streamMuestrasZip(deps, { empresaId, dtes }), 'muestras.zip')
     })
     .get('/certificacion/consumo-folios', ({ request }) => {
