@@ -122,7 +122,11 @@ function marcarParaReemitir(deps: CertificacionDeps, empresaId: string, sets: re
   }, { behavior: 'immediate' })
 }
 
-/** Issues the set's cases that have no document, in order; returns the documents issued now. */
+/**
+ * Issues the set's cases that have no document, in order; returns every current document of the set that no envelope
+ * carries yet: those issued now, and those issued by an earlier run that stopped (or ran with `enviar: false`) before
+ * its envelope was made, so none is left unsent.
+ */
 async function emitirCasos(deps: CertificacionDeps, empresa: EmpresaRow, { row, set }: SetGuardado, input: Pick<EmitirSetInput, 'tpoCambio' | 'check'>): Promise<DteRow[]> {
   const { tpoCambio } = input
   const { db } = deps.store
@@ -136,6 +140,7 @@ async function emitirCasos(deps: CertificacionDeps, empresa: EmpresaRow, { row, 
     const actual = stored.dte_id ? dtes.get(stored.dte_id) : undefined
     if (actual) {
       emitidos.set(caso.caso, { tipoDte: actual.tipo_dte as TipoDte, folio: actual.folio, fechaEmision: actual.fecha_emision })
+      if (actual.envio_id === null && actual.estado === 'firmado') nuevos.push(actual)
       continue
     }
     const today = santiagoDate(deps.clock.now())
@@ -148,7 +153,7 @@ async function emitirCasos(deps: CertificacionDeps, empresa: EmpresaRow, { row, 
     updateCaso(db, row.id, caso.caso, { dte_id: dte.id, updated_at: isoTimestamp(deps.clock.now()) })
     emitidos.set(caso.caso, { tipoDte: dte.tipo_dte as TipoDte, folio: dte.folio, fechaEmision: dte.fecha_emision })
     // A document found again by its key may already travel in an envelope; it is never put in a second one.
-    if (dte.envio_id === null) nuevos.push(dte)
+    if (dte.envio_id === null && dte.estado === 'firmado') nuevos.push(dte)
   }
   return nuevos
 }

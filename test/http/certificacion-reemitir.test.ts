@@ -76,3 +76,29 @@ describe('certificación: a rejected set re-issued with new folios', () => {
     expect(again.json.sets[0].casos.map((c: any) => c.dte_id)).toEqual(after.map((c: any) => c.dte_id))
   })
 })
+
+describe('certificación: documents issued without an envelope are sent by the next emitir', () => {
+  let s: TestServer
+  let t: Tenant
+  beforeAll(async () => {
+    s = await startTestServer({ flags: { '--submit-every': '1h', '--track-every': '1h' } })
+    t = await s.tenant(testRut())
+    await provisionIssuer(s, t, { folios: 20, tipos: [33, 56, 61] })
+    expect((await s.request('POST', '/api/v1/billing/certificacion/set', { headers: { 'X-Api-Key': t.writeKey }, body: { archivo_base64: readFileSync(SET_FILE).toString('base64') } })).status).toBe(201)
+  })
+  afterAll(() => s.stop())
+
+  test('emitir with enviar false issues every case and sends nothing; emitir again puts them all in one envelope', async () => {
+    const quiet = await s.request('POST', '/api/v1/billing/certificacion/set/emitir', { headers: { 'X-Api-Key': t.writeKey }, body: { enviar: false } })
+    expect(quiet.status).toBe(200)
+    const casos = quiet.json.sets[0].casos
+    expect(casos.every((c: any) => c.estado === 'firmado')).toBe(true)
+    expect(quiet.json.envios).toEqual([])
+    const sent = await s.request('POST', '/api/v1/billing/certificacion/set/emitir', { headers: { 'X-Api-Key': t.writeKey }, body: {} })
+    expect(sent.json.envios).toHaveLength(1)
+    expect(sent.json.envios[0].documentos).toBe(casos.length)
+    expect(sent.json.sets[0].casos.map((c: any) => c.dte_id)).toEqual(casos.map((c: any) => c.dte_id))
+    // Nothing left to send: a third run makes no envelope.
+    expect((await s.request('POST', '/api/v1/billing/certificacion/set/emitir', { headers: { 'X-Api-Key': t.writeKey }, body: {} })).json.envios).toHaveLength(1)
+  })
+})
