@@ -21,6 +21,7 @@ CREATE TABLE `certificacion_envios` (
 	`nombres` text NOT NULL,
 	`envio_id` text NOT NULL,
 	`dte_ids` text NOT NULL,
+	`fuente` text,
 	`estado` text NOT NULL,
 	`track_id` text,
 	`glosa_sii` text,

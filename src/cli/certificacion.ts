@@ -3,7 +3,7 @@
 // second writer on the data dir: it mints a short token for the company with the instance key (as `timbre token issue`
 // does) and calls the local `timbre serve` over loopback, which answers exactly as the API does.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { unzipSync } from 'fflate'
 import { loadKeyring } from '../app'
 import { dataDirFrom, jwtPublicKeysFromEnv } from '../config'
@@ -49,10 +49,12 @@ async function callApi(args: ParsedArgs, method: 'GET' | 'POST', path: string, b
   process.stderr.write(`${JSON.stringify({ msg: 'certificacion.request', method, path: `${API}${path}` })}\n`)
   let res: Response
   try {
+    // A file goes as multipart with its name (the intercambio's RecepcionEnvio names it); everything else as JSON.
+    const isForm = body instanceof FormData
     res = await fetch(`${origin}${API}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && !isForm ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: isForm ? body : JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(TIMEOUT_MS),
       tls,
     })
@@ -143,7 +145,9 @@ export const certificacionIntercambio: Command = {
   async run(args) {
     const out = requireFlag(args, '--out')
     const bytes = fileArg(args, 'de intercambio del SII')
-    const answer = await callApi(args, 'POST', '/intercambio?formato=json', { archivo_base64: Buffer.from(bytes).toString('base64') })
+    const form = new FormData()
+    form.set('archivo', new Blob([new Uint8Array(bytes)]), basename(args.positionals[0]!))
+    const answer = await callApi(args, 'POST', '/intercambio?formato=json', form)
     const { informe, zip_base64 } = answer.body as { informe: unknown; zip_base64: string }
     mkdirSync(out, { recursive: true })
     const files = unzipSync(new Uint8Array(Buffer.from(zip_base64, 'base64')))

@@ -1,6 +1,6 @@
 // The certification flow's rows (DESIGN §15, issue 28): the loaded sets and their cases, what was sent to the SII, and
 // what the person recorded of each stage. Queries only; services/certificacion*.ts decide.
-import { and, asc, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm'
 import type { Db } from './open'
 import {
   certificacionCasos, certificacionEnvios, certificacionEtapas, certificacionSets, dtes,
@@ -67,11 +67,32 @@ export function findCertificacionEnvio(db: Db, empresaId: string, id: string): C
   return db.select().from(certificacionEnvios).where(and(eq(certificacionEnvios.empresa_id, empresaId), eq(certificacionEnvios.id, id))).get()
 }
 
-/** Envíos the SII has not taken yet (or libros it has not answered), due now: the sii-submit job retries them. */
-export function findDueCertificacionEnvios(db: Db, nowIso: string, estados: readonly string[], limit: number): CertificacionEnvioRow[] {
-  return db.select().from(certificacionEnvios)
-    .where(and(inArray(certificacionEnvios.estado, [...estados]), isNotNull(certificacionEnvios.next_attempt_at), lte(certificacionEnvios.next_attempt_at, nowIso)))
-    .orderBy(asc(certificacionEnvios.next_attempt_at)).limit(limit).all()
+/** Envíos of these kinds in these states whose next attempt is due: what the SII jobs take (sii-submit, sii-track). */
+export function findDueCertificacionEnvios(
+  db: Db,
+  filter: { nowIso: string; estados: readonly string[]; clases: readonly CertificacionEnvioRow['clase'][]; empresaId?: string },
+  limit: number,
+): CertificacionEnvioRow[] {
+  const conditions = [
+    inArray(certificacionEnvios.estado, [...filter.estados]),
+    inArray(certificacionEnvios.clase, [...filter.clases]),
+    isNotNull(certificacionEnvios.next_attempt_at),
+    lte(certificacionEnvios.next_attempt_at, filter.nowIso),
+  ]
+  if (filter.empresaId !== undefined) conditions.push(eq(certificacionEnvios.empresa_id, filter.empresaId))
+  return db.select().from(certificacionEnvios).where(and(...conditions)).orderBy(asc(certificacionEnvios.next_attempt_at)).limit(limit).all()
+}
+
+/**
+ * Takes an envío for one upload: `subiendo` until `leaseIso`, so neither the job nor another request uploads it
+ * meanwhile (the SII would give a second track id); a holder that dies leaves it to be taken again when the lease ends.
+ * Undefined when it is not due or someone else holds it.
+ */
+export function claimCertificacionEnvio(db: Db, id: string, nowIso: string, leaseIso: string): CertificacionEnvioRow | undefined {
+  return db.update(certificacionEnvios)
+    .set({ estado: 'subiendo', next_attempt_at: leaseIso, updated_at: nowIso })
+    .where(and(eq(certificacionEnvios.id, id), inArray(certificacionEnvios.estado, ['por_enviar', 'subiendo']), isNotNull(certificacionEnvios.next_attempt_at), lte(certificacionEnvios.next_attempt_at, nowIso)))
+    .returning().get()
 }
 
 export function findEtapas(db: Db, empresaId: string): CertificacionEtapaRow[] {
@@ -82,4 +103,11 @@ export function upsertEtapa(db: Db, row: CertificacionEtapaRow): void {
   db.insert(certificacionEtapas).values(row)
     .onConflictDoUpdate({ target: [certificacionEtapas.empresa_id, certificacionEtapas.etapa], set: { estado: row.estado, nota: row.nota, updated_at: row.updated_at } })
     .run()
+}
+
+/** The company's documents of a simulation that no envelope carries: one that stopped half way, to be finished. */
+export function findSimulacionSinEnvio(db: Db, empresaId: string): DteRow | undefined {
+  return db.select().from(dtes)
+    .where(and(eq(dtes.empresa_id, empresaId), isNull(dtes.envio_id), eq(dtes.estado, 'firmado'), sql`json_extract(${dtes.metadata}, '$.certificacion.simulacion') IS NOT NULL`))
+    .orderBy(asc(dtes.id)).limit(1).get()
 }

@@ -35,5 +35,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0013_dte_counts_key_first', when: 1795824365263, breakpoints: true, sql: m13 },
   { tag: '0014_console_accounts', when: 1795827625800, breakpoints: true, sql: m14 },
   { tag: '0015_console_login_failures', when: 1795831067154, breakpoints: true, sql: m15 },
-  { tag: '0016_certificacion', when: 1795837551580, breakpoints: true, sql: m16 },
+  { tag: '0016_certificacion', when: 1795841055583, breakpoints: true, sql: m16 },
 ]

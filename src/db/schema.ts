@@ -917,7 +917,9 @@ export const certificacionEnvios = sqliteTable(
       .notNull()
       .references(() => envios.id),
     dte_ids: text('dte_ids', { mode: 'json' }).$type<string[]>().notNull(),
-    /** por_enviar until the SII takes the file; then enviado (DTEs: their states say the rest), or the libro's final state. */
+    /** A libro's sources (its documents and set), as services/certificacion-libros.ts fingerprints them: it is current while they are. */
+    fuente: text('fuente'),
+    /** por_enviar until the SII takes the file (subiendo while an upload holds it); then enviado (DTEs: their states say the rest), or the libro's final state. */
     estado: text('estado').notNull(),
     track_id: text('track_id'),
     glosa_sii: text('glosa_sii'),

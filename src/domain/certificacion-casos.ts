@@ -60,6 +60,11 @@ export function isDocumentoDeSet(referencias: readonly unknown[]): boolean {
   return first?.tipo_doc_ref === TIPO_DOC_REF_SET
 }
 
+/** A document issued by the certification flow (a set case, a simulation, a boleta case): its metadata says so. */
+export function isDocumentoDeCertificacion(metadata: unknown): boolean {
+  return typeof metadata === 'object' && metadata !== null && 'certificacion' in metadata
+}
+
 /** Does this case need an exchange rate (an export in a currency other than PESO CL)? */
 export function necesitaTpoCambio(caso: CasoSet): boolean {
   const moneda = caso.documento.export_data?.tpo_moneda

@@ -44,6 +44,8 @@ const SITIO = 'maullin.sii.cl (ambiente de certificación)'
 
 function describeEnvio(e: EnvioHecho): string {
   const que = e.clase === 'libro' ? `libro de ${e.nombres.join(', ')}` : e.clase === 'simulacion' ? 'simulación' : `set ${e.nombres.join(', ')}`
+  // Not taken yet: what the SII (or the network) last said is what tells the person why ("Usuario sin permiso de envío").
+  if (e.estado === 'por_enviar') return `${que}: aún sin track id${e.glosa ? ` (último intento: ${e.glosa})` : ''}`
   return `${que}: track id ${e.trackId ?? '(sin track id)'} del ${e.fechaEnvio ?? '(sin fecha)'}`
 }
 
@@ -64,7 +66,9 @@ function etapaSet(h: HechosCertificacion): Omit<EstadoDeEtapa, 'etapa'> {
   const malos = conErrores(envios)
   if (malos.length > 0) {
     const que = [
-      ...(malos.some((e) => e.clase === 'set') ? ['reemita los casos objetados ("Reemitir rechazados"): el SII exige folios nuevos'] : []),
+      ...(malos.some((e) => e.clase === 'set')
+        ? ['reemita los casos objetados, con folios nuevos como exige el SII (botón «Reemitir rechazados»; en la API, emitir con reemitir: true; en la línea de comandos, emitir --reemitir)']
+        : []),
       ...(malos.some((e) => e.clase === 'libro') ? ['envíe de nuevo los libros rechazados'] : []),
     ]
     return {

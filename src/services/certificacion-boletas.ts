@@ -5,13 +5,12 @@
 import { santiagoDate } from '../clock'
 import { findCasos, findCertificacionEnvios, findDteByCertificacionClave, findDtesById } from '../db/certificacion-store'
 import type { DteRow } from '../db/schema'
-import { canonicalJson } from '../domain/canonical-json'
 import { TIPO_DOC_REF_SET, type EmitirDte } from '../domain/emision'
 import { TimbreError, validationError, type FieldError } from '../errors'
 import { buildConsumoFolios } from '../xml/consumo-folios'
 import { openActiveCertificado } from './certificados'
-import { estadoCertificacion, requireCertificacion, type CheckEmision, type EstadoCertificacion } from './certificacion'
-import { checkFolios, crearEnvio, emitirCaso, serialized, subirEnvio, type CertificacionDeps } from './certificacion-emitir'
+import { type CheckEmision, estadoCertificacion, type EstadoCertificacion, requireCertificacion, serialized } from './certificacion'
+import { checkFolios, crearEnvio, emitirCaso, subirEnvio, type CertificacionDeps } from './certificacion-emitir'
 import { requestHash } from './issue-dte'
 
 export const MAX_CASOS_BOLETA = 50
@@ -63,8 +62,9 @@ async function emitirBoletasNow(deps: CertificacionDeps, input: { empresaId: str
       referencias: [{ tipo_doc_ref: TIPO_DOC_REF_SET, folio_ref: 0, fecha_ref: today, razon_ref: razonBoleta(c.caso) }],
       auto_send: false,
     }
-    // The same case with the same boleta is one issuance, whatever is retried; a changed boleta is a new one.
-    const clave = `certificacion:boleta:${razonBoleta(c.caso)}:${requestHash(canonicalJson(request))}`
+    // The same case with the same boleta is one issuance, whatever is retried and on whatever day (the key hashes the
+    // boleta as given, not the dated request); a changed boleta is a new one.
+    const clave = `certificacion:boleta:${razonBoleta(c.caso)}:${requestHash(c.documento)}`
     return { caso: razonBoleta(c.caso), clave, request: { ...request, metadata: { ...(c.documento.metadata ?? {}), certificacion: { boleta: razonBoleta(c.caso), clave } } }, index: i }
   })
   // Every boleta passes the rules before the first is issued: a set stopped half way would leave boletas unsent.

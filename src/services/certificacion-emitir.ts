@@ -4,7 +4,7 @@
 // from the sii-track job, as any DTE's; an envío the SII has not taken yet is retried by the sii-submit job.
 import { isoTimestamp, santiagoDate, santiagoTimestamp } from '../clock'
 import {
-  findCasos, findCertificacionEnvio, findDteByCertificacionClave, findDtesById, findDueCertificacionEnvios, insertCertificacionEnvio, updateCaso, updateCertificacionEnvio,
+  claimCertificacionEnvio, findCasos, findCertificacionEnvio, findDteByCertificacionClave, findDtesById, findDueCertificacionEnvios, insertCertificacionEnvio, updateCaso, updateCertificacionEnvio,
 } from '../db/certificacion-store'
 import { foliosLeft } from '../db/caf-store'
 import { updateDteIf } from '../db/dte-store'
@@ -18,13 +18,13 @@ import type { UploadOutcome } from '../domain/sii-respuestas'
 import { TimbreError } from '../errors'
 import { openActiveCertificado } from './certificados'
 import {
-  estadoCertificacion, isSetDeDocumentos, requireCertificacion, setsGuardados, type CheckEmision, type EstadoCertificacion, type SetGuardado,
+  estadoCertificacion, isSetDeDocumentos, requireCertificacion, serialized, setsGuardados, type CheckEmision, type EstadoCertificacion, type SetGuardado,
 } from './certificacion'
 import type { Deps } from './deps'
 import { recordSiiAnswer } from './dtes'
 import { emitFinalState } from './events'
 import { issueDte, type IssuanceResponse } from './issue-dte'
-import { patchAfterUpload, siiContextOf, uploadAnswer } from './submit-dte'
+import { LEASE_MS, patchAfterUpload, siiContextOf, uploadAnswer } from './submit-dte'
 
 export type CertificacionDeps = Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'config' | 'tasks' | 'sii' | 'siiTiming'>
 
@@ -34,18 +34,6 @@ export interface EmitirSetInput {
   readonly tpoCambio?: number
   readonly reemitir: boolean
   readonly check: CheckEmision
-}
-
-// One emitir at a time per company: cases cite each other's folios, so two runs interleaving would each wait on the
-// other's cases. A second call waits for the first and then finds the work done.
-const running = new Map<string, Promise<unknown>>()
-
-export function serialized<T>(empresaId: string, work: () => Promise<T>): Promise<T> {
-  const before = running.get(empresaId) ?? Promise.resolve()
-  const next = before.catch(() => undefined).then(work)
-  running.set(empresaId, next)
-  void next.finally(() => { if (running.get(empresaId) === next) running.delete(empresaId) }).catch(() => undefined)
-  return next
 }
 
 /** The idempotency key of a case's `intento`-th issuance: a set replaced later has a new id, so its cases start over. */
@@ -64,9 +52,13 @@ async function emitirSetNow(deps: CertificacionDeps, input: EmitirSetInput): Pro
   const sets = setsGuardados(db, input.empresaId).filter((s) => isSetDeDocumentos(s.set.nombre))
   if (sets.length === 0)
     throw new TimbreError('NOT_FOUND', { message: 'No hay un set de pruebas cargado: suba primero el que entregó el SII (POST /certificacion/set).', context: { recurso: 'set' } })
-  if (input.reemitir) marcarParaReemitir(deps, input.empresaId, sets)
+  // What this run issues: the cases without a document and, with reemitir, the objected ones and those citing them.
+  // Every check runs on them before anything changes: a refused request leaves the cases as they were.
   const casos = findCasos(db, input.empresaId)
-  const pendientes = sets.flatMap((s) => s.set.casos.filter((c) => !casos.find((r) => r.set_id === s.row.id && r.caso === c.caso)?.dte_id))
+  const reemitidos = input.reemitir ? casosParaReemitir(deps, input.empresaId, sets) : []
+  const otraVez = new Set(reemitidos.map((r) => `${r.setId}\u0000${r.caso}`))
+  const pendientes = sets.flatMap((s) =>
+    s.set.casos.filter((c) => otraVez.has(`${s.row.id}\u0000${c.caso}`) || !casos.find((r) => r.set_id === s.row.id && r.caso === c.caso)?.dte_id))
   if (input.tpoCambio === undefined && pendientes.some(necesitaTpoCambio)) {
     const monedas = [...new Set(pendientes.filter(necesitaTpoCambio).map((c) => c.documento.export_data?.tpo_moneda))]
     throw new TimbreError('VALIDATION_ERROR', {
@@ -74,6 +66,7 @@ async function emitirSetNow(deps: CertificacionDeps, input: EmitirSetInput): Pro
     })
   }
   checkFolios(deps, input.empresaId, pendientes.map((c) => c.tipoDte))
+  marcarParaReemitir(deps, reemitidos)
   for (const set of sets) {
     const nuevos = await emitirCasos(deps, empresa, set, input)
     if (input.enviar && nuevos.length > 0) await crearEnvio(deps, empresa, { clase: 'set', nombres: [set.set.nombre], dtes: nuevos })
@@ -98,27 +91,35 @@ export function checkFolios(deps: CertificacionDeps, empresaId: string, tipos: r
 }
 
 /**
- * The cases whose document the SII rejected or put reparos on get a new `intento`, and so new folios (research §1.2
- * item 5); so do the cases that cite them, whose references must name the new folios.
+ * The cases whose document the SII rejected or put reparos on, to be issued again with a new `intento`, and so new
+ * folios (research §1.2 item 5); and the cases that cite them, whose references must name the new folios.
  */
-function marcarParaReemitir(deps: CertificacionDeps, empresaId: string, sets: readonly SetGuardado[]): void {
+function casosParaReemitir(deps: CertificacionDeps, empresaId: string, sets: readonly SetGuardado[]): Array<{ setId: string; caso: string; intento: number }> {
   const { db } = deps.store
   const casos = findCasos(db, empresaId)
   const dtes = findDtesById(db, empresaId, casos.flatMap((c) => (c.dte_id ? [c.dte_id] : [])))
-  const at = isoTimestamp(deps.clock.now())
-  db.transaction((tx) => {
-    for (const { row, set } of sets) {
-      const otra = new Set<string>()
-      for (const c of set.casos) {
-        const stored = casos.find((r) => r.set_id === row.id && r.caso === c.caso)
-        const dte = stored?.dte_id ? dtes.get(stored.dte_id) : undefined
-        const objetado = dte !== undefined && (dte.estado === 'rechazado' || dte.estado === 'con_reparos')
-        if (stored && (objetado || (c.referenciaCaso !== undefined && otra.has(c.referenciaCaso.caso)) || (stored.dte_id === null && stored.intento > 0))) {
-          otra.add(c.caso)
-          if (stored.dte_id !== null) updateCaso(tx, row.id, c.caso, { dte_id: null, intento: stored.intento + 1, updated_at: at })
-        }
+  const out: Array<{ setId: string; caso: string; intento: number }> = []
+  for (const { row, set } of sets) {
+    const otra = new Set<string>()
+    for (const c of set.casos) {
+      const stored = casos.find((r) => r.set_id === row.id && r.caso === c.caso)
+      const dte = stored?.dte_id ? dtes.get(stored.dte_id) : undefined
+      const objetado = dte !== undefined && (dte.estado === 'rechazado' || dte.estado === 'con_reparos')
+      if (stored && (objetado || (c.referenciaCaso !== undefined && otra.has(c.referenciaCaso.caso)))) {
+        otra.add(c.caso)
+        if (stored.dte_id !== null) out.push({ setId: row.id, caso: c.caso, intento: stored.intento })
       }
     }
+  }
+  return out
+}
+
+/** Unlinks the cases to re-issue and gives each its next `intento` (a new key: new folios), in one transaction. */
+function marcarParaReemitir(deps: CertificacionDeps, casos: ReadonlyArray<{ setId: string; caso: string; intento: number }>): void {
+  if (casos.length === 0) return
+  const at = isoTimestamp(deps.clock.now())
+  deps.store.db.transaction((tx) => {
+    for (const c of casos) updateCaso(tx, c.setId, c.caso, { dte_id: null, intento: c.intento + 1, updated_at: at })
   }, { behavior: 'immediate' })
 }
 
@@ -214,6 +215,11 @@ export async function crearEnvio(
   )
 }
 
+/** The envío claimed for one upload by this caller (past the upload's timeout), or null when it is not due or held. */
+export function tomarParaSubir(deps: Pick<CertificacionDeps, 'store'>, envio: CertificacionEnvioRow, now: Date): CertificacionEnvioRow | null {
+  return claimCertificacionEnvio(deps.store.db, envio.id, isoTimestamp(now), isoTimestamp(new Date(now.getTime() + LEASE_MS))) ?? null
+}
+
 /** `GET /certificacion/envios/{id}/xml`: an envío's signed bytes, as uploaded. */
 export function envioXml(deps: Pick<CertificacionDeps, 'store'>, input: { empresaId: string; id: string }): { bytes: Uint8Array; fileName: string } {
   requireCertificacion(deps.store.db, input.empresaId)
@@ -223,15 +229,19 @@ export function envioXml(deps: Pick<CertificacionDeps, 'store'>, input: { empres
   return { bytes: new Uint8Array(stored.xml), fileName: stored.file_name }
 }
 
+const SOBRES: readonly CertificacionEnvioRow['clase'][] = ['set', 'simulacion', 'boletas']
+/** Envíos the SII has not taken yet, or whose upload's holder stopped (its lease ended). */
+export const POR_SUBIR = ['por_enviar', 'subiendo'] as const
+
 /** Uploads the company's envíos the SII has not taken yet, now (the request that made them waits for the answer). */
 async function enviarPendientes(deps: CertificacionDeps, empresaId: string): Promise<void> {
-  const due = findDueCertificacionEnvios(deps.store.db, isoTimestamp(deps.clock.now()), ['por_enviar'], 100).filter((e) => e.empresa_id === empresaId && e.clase !== 'libro')
+  const due = findDueCertificacionEnvios(deps.store.db, { nowIso: isoTimestamp(deps.clock.now()), estados: POR_SUBIR, clases: SOBRES, empresaId }, 100)
   for (const envio of due) await subirEnvio(deps, envio)
 }
 
 /** The sii-submit job's share: every company's certification envíos due for another upload. */
 export async function submitCertificacionDue(deps: CertificacionDeps): Promise<number> {
-  const due = findDueCertificacionEnvios(deps.store.db, isoTimestamp(deps.clock.now()), ['por_enviar'], 20).filter((e) => e.clase !== 'libro')
+  const due = findDueCertificacionEnvios(deps.store.db, { nowIso: isoTimestamp(deps.clock.now()), estados: POR_SUBIR, clases: SOBRES }, 20)
   for (const envio of due) {
     try {
       await subirEnvio(deps, envio)
@@ -247,17 +257,23 @@ export async function submitCertificacionDue(deps: CertificacionDeps): Promise<n
  * sii-track job follows it like any DTE. Refused: every document is rejected with the SII's reason (a re-issue takes
  * new folios). Anything else: the envío waits for its next attempt, the SII's words kept.
  */
-export async function subirEnvio(configured: CertificacionDeps, envio: CertificacionEnvioRow): Promise<UploadOutcome | null> {
+export async function subirEnvio(configured: CertificacionDeps, due: CertificacionEnvioRow): Promise<UploadOutcome | null> {
   const now = configured.clock.now()
   const at = isoTimestamp(now)
-  const { deps, company, creds } = siiContextOf(configured, { id: envio.id, empresa_id: envio.empresa_id }, now)
+  const envio = tomarParaSubir(configured, due, now)
+  if (!envio) return null
+  const { deps, empresa, company, creds } = siiContextOf(configured, { id: envio.id, empresa_id: envio.empresa_id }, now)
   const stored = findEnvio(deps.store.db, envio.empresa_id, envio.envio_id)
   if (!stored) throw new Error(`envelope ${envio.envio_id} of certification envío ${envio.id} is missing`)
   const attempt = envio.intentos + 1
-  if (!creds) {
-    updateCertificacionEnvio(deps.store.db, envio.id, { glosa_sii: 'Sin certificado activo para firmar el envío', next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), updated_at: at })
+  const later = (glosa: string) =>
+    updateCertificacionEnvio(deps.store.db, envio.id, { estado: 'por_enviar', glosa_sii: glosa, next_attempt_at: isoTimestamp(new Date(now.getTime() + deps.siiTiming.submit.capMs)), updated_at: at })
+  if (empresa.ambiente !== 'certificacion') {
+    // A company that reached producción no longer sends its certification files: they would go to palena.
+    updateCertificacionEnvio(deps.store.db, envio.id, { estado: 'por_enviar', glosa_sii: 'La empresa pasó a producción: este envío de certificación ya no se envía.', next_attempt_at: null, updated_at: at })
     return null
   }
+  if (!creds) return (later('Sin certificado activo para firmar el envío'), null)
   const outcome = await deps.sii.upload(company, creds, stored.canal, stored.xml, stored.file_name)
   const trackId = outcome.kind === 'received' ? outcome.trackId : outcome.kind === 'already_received' ? outcome.trackId : null
   const answer = uploadAnswer(outcome, stored.canal)
@@ -279,7 +295,7 @@ export async function subirEnvio(configured: CertificacionDeps, envio: Certifica
     }
     const next = nextAttemptAt(afterUpload(outcome), now, attempt, deps.siiTiming)
     const glosa = outcome.kind === 'retry' ? outcome.reason : 'glosa' in outcome ? outcome.glosa : 'El SII no dio un track id'
-    updateCertificacionEnvio(tx, envio.id, { intentos: attempt, glosa_sii: glosa, next_attempt_at: isoTimestamp(next ?? new Date(now.getTime() + deps.siiTiming.submit.capMs)), updated_at: at })
+    updateCertificacionEnvio(tx, envio.id, { estado: 'por_enviar', intentos: attempt, glosa_sii: glosa, next_attempt_at: isoTimestamp(next ?? new Date(now.getTime() + deps.siiTiming.submit.capMs)), updated_at: at })
   }, { behavior: 'immediate' })
   deps.log.info('certificacion.upload', { empresa_id: envio.empresa_id, certificacion_envio_id: envio.id, outcome: outcome.kind, track_id: trackId, documentos: envio.dte_ids.length })
   return outcome

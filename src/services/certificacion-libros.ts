@@ -18,8 +18,8 @@ import { buildLibroCompraVenta, type CaratulaLibro } from '../xml/libro-cv'
 import { buildLibroGuia } from '../xml/libro-guia'
 import type { Signer } from '../domain/signer'
 import { openActiveCertificado } from './certificados'
-import { estadoCertificacion, requireCertificacion, setsGuardados, type EstadoCertificacion, type SetGuardado } from './certificacion'
-import { serialized, type CertificacionDeps } from './certificacion-emitir'
+import { documentosPorCaso, estadoCertificacion, type EstadoCertificacion, fuentesDeLibros, requireCertificacion, serialized, type SetGuardado, setsGuardados } from './certificacion'
+import { POR_SUBIR, tomarParaSubir, type CertificacionDeps } from './certificacion-emitir'
 import { siiContextOf } from './submit-dte'
 
 export const TIPOS_LIBRO = ['ventas', 'compras', 'guias'] as const
@@ -37,26 +37,19 @@ const SET_DEL_LIBRO: Readonly<Record<TipoLibro, NombreSet>> = { ventas: 'LIBRO D
  */
 const PROVEEDOR_SET = { rut: RECEPTOR_SET_NACIONAL.rut, razonSocial: RECEPTOR_SET_NACIONAL.razon_social }
 
-/** The current document of every case of the named set, in the set's order. */
-function documentosDelSet(deps: Pick<CertificacionDeps, 'store'>, empresaId: string, sets: readonly SetGuardado[], nombre: NombreSet): DteRow[] {
-  const guardado = sets.find((s) => s.set.nombre === nombre)
-  if (!guardado) return []
-  const casos = findCasos(deps.store.db, empresaId).filter((c) => c.set_id === guardado.row.id)
-  const dtes = findDtesById(deps.store.db, empresaId, casos.flatMap((c) => (c.dte_id ? [c.dte_id] : [])))
-  return guardado.set.casos.flatMap((c) => {
-    const id = casos.find((r) => r.caso === c.caso)?.dte_id
-    const dte = id ? dtes.get(id) : undefined
-    return dte ? [dte] : []
-  })
-}
-
 function sinDocumentos(tipo: TipoLibro, que: string): TimbreError {
   return new TimbreError('NOT_FOUND', { message: `El libro de ${tipo} necesita ${que}.`, context: { libro: tipo } })
 }
 
-/** A libro the documents cannot make (a value no libro field takes): the documents are Timbre's own, so this is a bug. */
-function libroInvalido(tipo: TipoLibro, errors: readonly LibroError[]): Error {
-  return new Error(`libro de ${tipo} cannot be built from the stored documents: ${errors.map((e) => `${e.campo}: ${e.mensaje}`).join('; ')}`)
+/**
+ * A libro its documents cannot make as they stand: documents of two months (re-issued in the next one), say. 409: the
+ * state of the certification, not the request, is what must change; the reasons are the libro's own words.
+ */
+function libroInvalido(tipo: TipoLibro, errors: readonly LibroError[]): TimbreError {
+  return new TimbreError('ACCION_NO_PERMITIDA', {
+    message: `No se puede armar el libro de ${tipo}: ${errors.map((e) => e.mensaje).join(' ')} El SII pide un libro de un solo período: si los documentos quedaron en meses distintos, reemplace el set (?reemplazar=true) y emítalo de nuevo.`,
+    context: { libro: tipo },
+  })
 }
 
 /** The month of the set's documents (DESIGN §15): the BASICO's first document, else the guías', else today's. */
@@ -69,9 +62,7 @@ export function construirLibro(deps: Pick<CertificacionDeps, 'store' | 'vault' |
   const empresa = requireCertificacion(deps.store.db, input.empresaId)
   const now = deps.clock.now()
   const sets = setsGuardados(deps.store.db, empresa.id)
-  const ventas = documentosDelSet(deps, empresa.id, sets, 'BASICO')
-  const ventasDocs = ventas.length > 0 ? ventas : documentosDelSet(deps, empresa.id, sets, 'FACTURA EXENTA')
-  const guias = documentosDelSet(deps, empresa.id, sets, 'GUIA DE DESPACHO')
+  const { ventas: ventasDocs, guias } = fuentesDeLibros(deps.store.db, empresa.id, sets)
   const periodo = periodoDe(ventasDocs, guias, santiagoDate(now))
   // Signed as of its newest source (a set loaded, a document issued), not of the request: the same records give the
   // same bytes, so a libro downloaded twice, or before and after it was sent, is one file.
@@ -106,7 +97,13 @@ export function construirLibro(deps: Pick<CertificacionDeps, 'store' | 'vault' |
     case 'guias': {
       if (guias.length === 0) throw sinDocumentos('guias', 'las guías emitidas del set GUIA DE DESPACHO')
       const set = sets.find((s) => s.set.nombre === SET_DEL_LIBRO.guias)?.set
-      const guiaDeCaso = (k: number | undefined) => (k === undefined ? undefined : guias[k - 1])
+      const guiaSet = sets.find((s) => s.set.nombre === 'GUIA DE DESPACHO')
+      const porCaso = guiaSet ? documentosPorCaso(deps.store.db, empresa.id, guiaSet) : new Map<string, DteRow>()
+      // "EL CASO k" of the LIBRO DE GUIAS names the GUIA DE DESPACHO set's case <n>-k, whatever others have a document.
+      const guiaDeCaso = (k: number | undefined) => {
+        const caso = k === undefined ? undefined : guiaSet?.set.casos.find((c) => Number(c.caso.split('-')[1]) === k)?.caso
+        return caso === undefined ? undefined : porCaso.get(caso)
+      }
       const facturada = guiaDeCaso(set?.guiaFacturada)
       // The set says a guía was invoiced in the period but issues no invoice for it: the BASICO's first invoice is
       // the one written, a document the company did issue in the period (docs/decisions/certificacion.md).
@@ -153,38 +150,44 @@ export function enviarLibros(deps: CertificacionDeps, input: { empresaId: string
     if (pedidos.length === 0)
       throw new TimbreError('NOT_FOUND', { message: 'El set cargado no pide libros (LIBRO DE VENTAS, COMPRAS o GUIAS).', context: { recurso: 'libros' } })
     const previos = findCertificacionEnvios(deps.store.db, empresa.id).filter((e) => e.clase === 'libro')
+    const fuentes = fuentesDeLibros(deps.store.db, empresa.id, setsGuardados(deps.store.db, empresa.id)).huella
+    // A libro goes again when the SII rejected it or its documents changed since (a re-issue, a replaced set).
+    const porEnviar = pedidos.filter((t) => !previos.some((e) => e.nombres[0] === t && e.estado !== 'rechazado' && e.fuente === fuentes[t]))
     // Every libro is built before the first is stored: one that cannot be built yet stops them all, with its reason.
-    const porEnviar = pedidos.filter((t) => !previos.some((e) => e.nombres[0] === t && e.estado !== 'rechazado'))
     const bytes = porEnviar.map((tipo) => ({ tipo, xml: construirLibro(deps, { empresaId: empresa.id, tipo }) }))
     for (const libro of bytes) {
-      const envio = guardarLibro(deps, empresa, libro.tipo, libro.xml)
+      const envio = guardarLibro(deps, empresa, libro.tipo, libro.xml, fuentes[libro.tipo])
       await subirLibro(deps, envio)
     }
     return estadoCertificacion(deps, { empresaId: empresa.id })
   })
 }
 
-function guardarLibro(deps: CertificacionDeps, empresa: EmpresaRow, tipo: TipoLibro, xml: Uint8Array): CertificacionEnvioRow {
+function guardarLibro(deps: CertificacionDeps, empresa: EmpresaRow, tipo: TipoLibro, xml: Uint8Array, fuente: string): CertificacionEnvioRow {
   const at = isoTimestamp(deps.clock.now())
   return deps.store.db.transaction((tx) => {
     const envio = insertEnvio(tx, { id: Bun.randomUUIDv7(), empresa_id: empresa.id, canal: 'soap', file_name: `${empresa.rut.replace('-', '')}_LIBRO_${tipo.toUpperCase()}.xml`, xml: Buffer.from(xml), created_at: at })
     return insertCertificacionEnvio(tx, {
-      id: Bun.randomUUIDv7(), empresa_id: empresa.id, clase: 'libro', nombres: [tipo], envio_id: envio.id, dte_ids: [],
+      id: Bun.randomUUIDv7(), empresa_id: empresa.id, clase: 'libro', nombres: [tipo], envio_id: envio.id, dte_ids: [], fuente,
       estado: 'por_enviar', track_id: null, glosa_sii: null, intentos: 0, next_attempt_at: at, enviado_at: null, created_at: at, updated_at: at,
     })
   }, { behavior: 'immediate' })
 }
 
 /** One upload of a libro: taken, it is `procesando` until the SII answers; refused, `rechazado` with the reason. */
-async function subirLibro(configured: CertificacionDeps, envio: CertificacionEnvioRow): Promise<void> {
+async function subirLibro(configured: CertificacionDeps, due: CertificacionEnvioRow): Promise<void> {
   const now = configured.clock.now()
   const at = isoTimestamp(now)
-  const { deps, company, creds } = siiContextOf(configured, { id: envio.id, empresa_id: envio.empresa_id }, now)
+  const envio = tomarParaSubir(configured, due, now)
+  if (!envio) return
+  const { deps, empresa, company, creds } = siiContextOf(configured, { id: envio.id, empresa_id: envio.empresa_id }, now)
   const stored = findEnvio(deps.store.db, envio.empresa_id, envio.envio_id)
   if (!stored) throw new Error(`libro ${envio.id} has no stored envelope`)
   const attempt = envio.intentos + 1
   const later = isoTimestamp(new Date(now.getTime() + backoffMs(attempt, deps.siiTiming.submit)))
-  if (!creds) return updateCertificacionEnvio(deps.store.db, envio.id, { glosa_sii: 'Sin certificado activo para firmar el envío', next_attempt_at: later, updated_at: at })
+  if (empresa.ambiente !== 'certificacion')
+    return updateCertificacionEnvio(deps.store.db, envio.id, { estado: 'por_enviar', glosa_sii: 'La empresa pasó a producción: este libro de certificación ya no se envía.', next_attempt_at: null, updated_at: at })
+  if (!creds) return updateCertificacionEnvio(deps.store.db, envio.id, { estado: 'por_enviar', glosa_sii: 'Sin certificado activo para firmar el envío', next_attempt_at: later, updated_at: at })
   const outcome = await deps.sii.upload(company, creds, 'soap', stored.xml, stored.file_name)
   const trackId = outcome.kind === 'received' || outcome.kind === 'already_received' ? outcome.trackId : null
   deps.store.db.transaction((tx) => {
@@ -195,7 +198,7 @@ async function subirLibro(configured: CertificacionDeps, envio: CertificacionEnv
       updateCertificacionEnvio(tx, envio.id, { estado: 'rechazado', intentos: attempt, glosa_sii: outcome.glosa, next_attempt_at: null, enviado_at: at, updated_at: at })
     } else {
       const glosa = outcome.kind === 'retry' ? outcome.reason : 'glosa' in outcome ? outcome.glosa : 'El SII no dio un track id'
-      updateCertificacionEnvio(tx, envio.id, { intentos: attempt, glosa_sii: glosa, next_attempt_at: later, updated_at: at })
+      updateCertificacionEnvio(tx, envio.id, { estado: 'por_enviar', intentos: attempt, glosa_sii: glosa, next_attempt_at: later, updated_at: at })
     }
   }, { behavior: 'immediate' })
   deps.log.info('certificacion.libro_upload', { empresa_id: envio.empresa_id, libro: envio.nombres[0], outcome: outcome.kind, track_id: trackId })
@@ -205,9 +208,11 @@ async function subirLibro(configured: CertificacionDeps, envio: CertificacionEnv
 async function consultarLibro(configured: CertificacionDeps, envio: CertificacionEnvioRow): Promise<void> {
   const now = configured.clock.now()
   const at = isoTimestamp(now)
-  const { deps, company, creds } = siiContextOf(configured, { id: envio.id, empresa_id: envio.empresa_id }, now)
+  const { deps, empresa, company, creds } = siiContextOf(configured, { id: envio.id, empresa_id: envio.empresa_id }, now)
   const attempt = envio.intentos + 1
   const later = isoTimestamp(new Date(now.getTime() + backoffMs(attempt, deps.siiTiming.track)))
+  // Its answer is at maullin; a company already in producción would be asking palena.
+  if (empresa.ambiente !== 'certificacion') return updateCertificacionEnvio(deps.store.db, envio.id, { next_attempt_at: null, updated_at: at })
   if (!creds || envio.track_id === null) return updateCertificacionEnvio(deps.store.db, envio.id, { next_attempt_at: later, updated_at: at })
   const outcome = await deps.sii.queryEnvio(company, creds, 'soap', envio.track_id)
   switch (outcome.kind) {
@@ -224,7 +229,7 @@ async function consultarLibro(configured: CertificacionDeps, envio: Certificacio
 
 /** The jobs' share: libros due for another upload (sii-submit) or a status query (sii-track). */
 export async function libroPass(deps: CertificacionDeps, kind: 'subir' | 'consultar'): Promise<number> {
-  const due = findDueCertificacionEnvios(deps.store.db, isoTimestamp(deps.clock.now()), [kind === 'subir' ? 'por_enviar' : 'procesando'], 20).filter((e) => e.clase === 'libro')
+  const due = findDueCertificacionEnvios(deps.store.db, { nowIso: isoTimestamp(deps.clock.now()), estados: kind === 'subir' ? POR_SUBIR : ['procesando'], clases: ['libro'] }, 20)
   for (const envio of due) {
     try {
       await (kind === 'subir' ? subirLibro(deps, envio) : consultarLibro(deps, envio))

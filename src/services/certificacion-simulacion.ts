@@ -3,7 +3,7 @@
 // documents come from domain/certificacion-simulacion.ts with the company's own clientes and productos.
 import { createHash } from 'node:crypto'
 import { isoTimestamp, santiagoDate } from '../clock'
-import { findDteByCertificacionClave } from '../db/certificacion-store'
+import { findDteByCertificacionClave, findSimulacionSinEnvio } from '../db/certificacion-store'
 import { listClientes } from '../db/cliente-store'
 import { listProductos } from '../db/producto-store'
 import type { DteRow } from '../db/schema'
@@ -11,8 +11,10 @@ import { RECEPTOR_SET_NACIONAL, solicitudDeCaso, type CasoEmitido } from '../dom
 import { planSimulacion, TIPOS_SIMULABLES, type ProductoSimulacion } from '../domain/certificacion-simulacion'
 import type { EmitirDte, Receptor, TipoDte } from '../domain/emision'
 import { TIPOS } from '../domain/tipos'
-import { estadoCertificacion, requireCertificacion, setsGuardados, type CheckEmision, type EstadoCertificacion } from './certificacion'
-import { checkFolios, crearEnvio, emitirCaso, serialized, subirEnvio, type CertificacionDeps } from './certificacion-emitir'
+import { type CheckEmision, estadoCertificacion, type EstadoCertificacion, requireCertificacion, serialized, setsGuardados } from './certificacion'
+import { checkFolios, crearEnvio, emitirCaso, subirEnvio, type CertificacionDeps } from './certificacion-emitir'
+
+const claveSimulacion = (simulacionId: string, caso: string) => `certificacion:simulacion:${simulacionId}:${caso}`
 
 /** A cliente is a receiver of the simulation only with every field its invoices need (giro, dirección, comuna). */
 function receptoresDe(deps: CertificacionDeps, empresaId: string): Receptor[] {
@@ -43,10 +45,15 @@ async function simularNow(deps: CertificacionDeps, input: { empresaId: string; c
   const cubiertos = new Set<TipoDte>(setsGuardados(deps.store.db, input.empresaId).flatMap((s) => s.set.casos.map((c) => c.tipoDte)))
   // The minimum scope of every certification (research §1.1): invoices and their notes, even before a set is loaded.
   const tipos = cubiertos.size > 0 ? TIPOS_SIMULABLES.filter((t) => cubiertos.has(t)) : ([33, 56, 61] as TipoDte[])
-  const simulacionId = Bun.randomUUIDv7()
+  // A simulation that stopped half way (its documents issued, no envelope yet) is finished first, under its own id and
+  // size, so its documents are found again by their keys and sent, never left unsent beside a new batch.
+  const pendiente = findSimulacionSinEnvio(deps.store.db, empresa.id)
+  const previa = (pendiente?.metadata as { certificacion?: { simulacion?: string; cantidad?: number } } | undefined)?.certificacion
+  const simulacionId = previa?.simulacion ?? Bun.randomUUIDv7()
+  const cantidad = previa?.cantidad ?? input.cantidad
   const seed = input.seed ?? createHash('sha256').update(simulacionId).digest().readUInt32BE(0)
-  const plan = planSimulacion({ cantidad: input.cantidad, tipos, receptores: receptoresDe(deps, empresa.id), productos: productosDe(deps, empresa.id), seed })
-  checkFolios(deps, empresa.id, plan.map((d) => d.caso.tipoDte))
+  const plan = planSimulacion({ cantidad, tipos, receptores: receptoresDe(deps, empresa.id), productos: productosDe(deps, empresa.id), seed })
+  checkFolios(deps, empresa.id, plan.filter((d) => !findDteByCertificacionClave(deps.store.db, empresa.id, claveSimulacion(simulacionId, d.caso.caso))).map((d) => d.caso.tipoDte))
   const emitidos = new Map<string, CasoEmitido>()
   const dtes: DteRow[] = []
   const today = santiagoDate(deps.clock.now())
@@ -54,8 +61,8 @@ async function simularNow(deps: CertificacionDeps, input: { empresaId: string; c
   for (const doc of plan) {
     const solicitud = solicitudDeCaso(casos, doc.caso, emitidos, { fecha: today, receptor: doc.receptor, referenciaSet: false })
     if (!solicitud.ok) throw new Error(`simulation document ${doc.caso.caso}: ${solicitud.message}`)
-    const clave = `certificacion:simulacion:${simulacionId}:${doc.caso.caso}`
-    const request: EmitirDte = { ...solicitud.request, metadata: { certificacion: { simulacion: simulacionId, clave } } }
+    const clave = claveSimulacion(simulacionId, doc.caso.caso)
+    const request: EmitirDte = { ...solicitud.request, metadata: { certificacion: { simulacion: simulacionId, cantidad, clave } } }
     const dte = findDteByCertificacionClave(deps.store.db, empresa.id, clave) ?? (await emitirCaso(deps, { empresaId: empresa.id, clave, request, caso: doc.caso.caso, today, check: input.check }))
     emitidos.set(doc.caso.caso, { tipoDte: dte.tipo_dte as TipoDte, folio: dte.folio, fechaEmision: dte.fecha_emision })
     dtes.push(dte)

@@ -8,7 +8,7 @@ import {
 import { findEmpresaById } from '../db/empresa-store'
 import type { Db } from '../db/open'
 import type { CertificacionEnvioRow, CertificacionSetRow, DteRow, EmpresaRow } from '../db/schema'
-import { solicitudDeCaso, type CasoEmitido } from '../domain/certificacion-casos'
+import { RECEPTOR_SET_NACIONAL, solicitudDeCaso, type CasoEmitido } from '../domain/certificacion-casos'
 import {
   etapasDeCertificacion, type Etapa, type EstadoEnvioCert, type EstadoEtapa, type EnvioHecho,
 } from '../domain/certificacion-etapas'
@@ -23,6 +23,19 @@ export type CheckEmision = (body: unknown, today: string) => CheckedEmision
 
 /** Details past this many are left out (DESIGN §5's bound on `details`). */
 const MAX_DETALLES = 100
+
+// One certification write at a time per company (loading, issuing, simulating, sending libros): cases cite each other's
+// folios, and a set replaced while its cases are issued would issue documents of a deleted set. A second call waits
+// for the first; an emitir then finds the cases done, a simulation makes a new batch.
+const running = new Map<string, Promise<unknown>>()
+
+export function serialized<T>(empresaId: string, work: () => Promise<T>): Promise<T> {
+  const before = running.get(empresaId) ?? Promise.resolve()
+  const next = before.catch(() => undefined).then(work)
+  running.set(empresaId, next)
+  void next.finally(() => { if (running.get(empresaId) === next) running.delete(empresaId) }).catch(() => undefined)
+  return next
+}
 
 /** The sets that are documents (the libros' blocks carry no cases to issue). */
 export const SETS_DE_LIBROS: readonly NombreSet[] = ['LIBRO DE VENTAS', 'LIBRO DE COMPRAS', 'LIBRO DE GUIAS']
@@ -50,6 +63,42 @@ export function setsGuardados(db: Db, empresaId: string): SetGuardado[] {
   return findCertificacionSets(db, empresaId)
     .map((row) => ({ row, set: row.set as unknown as SetPruebas }))
     .sort((a, b) => NOMBRES_SET.indexOf(a.set.nombre) - NOMBRES_SET.indexOf(b.set.nombre))
+}
+
+/** The current document of each case of a stored set, by case. */
+export function documentosPorCaso(db: Db, empresaId: string, { row }: SetGuardado): Map<string, DteRow> {
+  const casos = findCasos(db, empresaId).filter((c) => c.set_id === row.id)
+  const dtes = findDtesById(db, empresaId, casos.flatMap((c) => (c.dte_id ? [c.dte_id] : [])))
+  return new Map(casos.flatMap((c) => (c.dte_id && dtes.has(c.dte_id) ? [[c.caso, dtes.get(c.dte_id)!] as const] : [])))
+}
+
+/** The current documents of the named set's cases, in the set's order. */
+function documentosDelSet(db: Db, empresaId: string, sets: readonly SetGuardado[], nombre: NombreSet): DteRow[] {
+  const guardado = sets.find((s) => s.set.nombre === nombre)
+  if (!guardado) return []
+  const porCaso = documentosPorCaso(db, empresaId, guardado)
+  return guardado.set.casos.flatMap((c) => (porCaso.has(c.caso) ? [porCaso.get(c.caso)!] : []))
+}
+
+/**
+ * What each libro is made of (research §1.4): ventas the BASICO's documents (FACTURA EXENTA's without a BASICO), guías
+ * the GUIA DE DESPACHO's, compras the LIBRO DE COMPRAS grid; and each libro's `huella`, the ids of those sources, by
+ * which a sent libro is current only while its documents are the cases' current ones.
+ */
+export function fuentesDeLibros(db: Db, empresaId: string, sets: readonly SetGuardado[]): { ventas: DteRow[]; guias: DteRow[]; huella: Record<'ventas' | 'compras' | 'guias', string> } {
+  const basico = documentosDelSet(db, empresaId, sets, 'BASICO')
+  const ventas = basico.length > 0 ? basico : documentosDelSet(db, empresaId, sets, 'FACTURA EXENTA')
+  const guias = documentosDelSet(db, empresaId, sets, 'GUIA DE DESPACHO')
+  const setId = (nombre: NombreSet) => sets.find((s) => s.set.nombre === nombre)?.row.id ?? ''
+  return {
+    ventas,
+    guias,
+    huella: {
+      ventas: ventas.map((d) => d.id).join(','),
+      compras: setId('LIBRO DE COMPRAS'),
+      guias: [setId('LIBRO DE GUIAS'), ...guias.map((d) => d.id), ventas.find((d) => d.tipo_dte === 33)?.id ?? ''].join(','),
+    },
+  }
 }
 
 // ------------------------------------------------------------------------------------------------ the set file
@@ -83,7 +132,7 @@ function casosQueNoSePuedenEmitir(set: SetPruebas, field: string, today: string,
 /** The LIBRO DE COMPRAS grid booked as a dry run: a line whose observation Timbre cannot book is refused at upload. */
 function comprasQueNoSePuedenAsentar(set: SetPruebas, field: string, today: string): FieldError[] {
   if (!set.compras) return []
-  const libro = libroCompras({ periodo: today.slice(0, 7), compras: set.compras, factorProporcionalidad: set.factorProporcionalidad ?? null, proveedor: { rut: '60803000-K', razonSocial: 'SII' } })
+  const libro = libroCompras({ periodo: today.slice(0, 7), compras: set.compras, factorProporcionalidad: set.factorProporcionalidad ?? null, proveedor: { rut: RECEPTOR_SET_NACIONAL.rut, razonSocial: RECEPTOR_SET_NACIONAL.razon_social } })
   if (libro.ok) return []
   return libro.errors.map((e) => {
     const i = /^compras\.(\d+)/.exec(e.campo)
@@ -105,7 +154,12 @@ export interface CargarSetInput {
  * `POST /certificacion/set`: the file read whole; any unreadable line, or a case Timbre could not issue, is a 400 and
  * nothing is stored. Sets are kept by name; one whose cases were issued is replaced only with `reemplazar`.
  */
-export function cargarSet(deps: Pick<Deps, 'store' | 'clock'>, input: CargarSetInput): EstadoCertificacion {
+export function cargarSet(deps: Pick<Deps, 'store' | 'clock'>, input: CargarSetInput): Promise<EstadoCertificacion> {
+  requireCertificacion(deps.store.db, input.empresaId)
+  return serialized(input.empresaId, async () => cargarSetNow(deps, input))
+}
+
+function cargarSetNow(deps: Pick<Deps, 'store' | 'clock'>, input: CargarSetInput): EstadoCertificacion {
   const { db } = deps.store
   requireCertificacion(db, input.empresaId)
   const now = deps.clock.now()
@@ -169,11 +223,17 @@ export interface EstadoCertificacion {
 
 const EN_CAMINO = new Set(['firmado', 'enviando', 'procesando'])
 
-/** An envío's state: the SII's answer to the file, then its documents' (a set is accepted only when every DTE is). */
-export function estadoDeEnvio(envio: CertificacionEnvioRow, dtes: ReadonlyMap<string, DteRow>): { estado: EstadoEnvioCert; glosa: string | null } {
-  if (envio.estado === 'por_enviar' || envio.estado === 'rechazado') return { estado: envio.estado, glosa: envio.glosa_sii }
+/**
+ * An envío's state: the SII's answer to the file, then its documents' (a set is accepted only when every DTE is). A set
+ * envelope is judged by the documents that are still their cases' current ones (`actuales`): after a partial re-issue
+ * the replaced document's reparo is history, the new envelope carries its case.
+ */
+export function estadoDeEnvio(envio: CertificacionEnvioRow, dtes: ReadonlyMap<string, DteRow>, actuales?: ReadonlySet<string>): { estado: EstadoEnvioCert; glosa: string | null } {
+  if (envio.estado === 'por_enviar' || envio.estado === 'subiendo') return { estado: 'por_enviar', glosa: envio.glosa_sii }
+  if (envio.estado === 'rechazado') return { estado: 'rechazado', glosa: envio.glosa_sii }
   if (envio.clase === 'libro') return { estado: envio.estado as EstadoEnvioCert, glosa: envio.glosa_sii }
-  const docs = envio.dte_ids.map((id) => dtes.get(id)).filter((d): d is DteRow => d !== undefined)
+  const ids = envio.clase === 'set' && actuales && envio.dte_ids.some((id) => actuales.has(id)) ? envio.dte_ids.filter((id) => actuales.has(id)) : envio.dte_ids
+  const docs = ids.map((id) => dtes.get(id)).filter((d): d is DteRow => d !== undefined)
   const malos = docs.filter((d) => d.estado === 'rechazado' || d.estado === 'con_reparos')
   const glosa = malos.length > 0 ? malos.map((d) => `${d.tipo_dte} folio ${d.folio}: ${d.glosa_sii ?? d.estado}`).join('; ') : envio.glosa_sii
   if (docs.some((d) => EN_CAMINO.has(d.estado))) return { estado: 'procesando', glosa }
@@ -186,10 +246,14 @@ export function estadoDeEnvio(envio: CertificacionEnvioRow, dtes: ReadonlyMap<st
  * Which envíos the SII evaluates now: a set's envelope while one of its documents is still a case's current one; the
  * last simulation, the last boletas envío and the last libro of each kind. The others stay listed, as history.
  */
-export function vigenciaDeEnvios(envios: readonly CertificacionEnvioRow[], actuales: ReadonlySet<string>): boolean[] {
+export function vigenciaDeEnvios(envios: readonly CertificacionEnvioRow[], actuales: ReadonlySet<string>, huellas: Readonly<Record<string, string>>): boolean[] {
   const ultimo = new Map<string, number>()
   envios.forEach((e, i) => ultimo.set(e.clase === 'libro' ? `libro:${e.nombres[0]}` : e.clase, i))
-  return envios.map((e, i) => (e.clase === 'set' ? e.dte_ids.some((id) => actuales.has(id)) : ultimo.get(e.clase === 'libro' ? `libro:${e.nombres[0]}` : e.clase) === i))
+  return envios.map((e, i) => {
+    if (e.clase === 'set') return e.dte_ids.some((id) => actuales.has(id))
+    if (e.clase === 'libro') return ultimo.get(`libro:${e.nombres[0]}`) === i && e.fuente === huellas[e.nombres[0] ?? '']
+    return ultimo.get(e.clase) === i
+  })
 }
 
 export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string }): EstadoCertificacion {
@@ -220,11 +284,12 @@ export function estadoCertificacion(deps: Pick<Deps, 'store' | 'clock'>, input: 
       }
     }),
   }))
+  const actuales = new Set(casos.flatMap((c) => (c.dte_id ? [c.dte_id] : [])))
   const hechos: EnvioHecho[] = envios.map((e) => {
-    const { estado, glosa } = estadoDeEnvio(e, dtes)
+    const { estado, glosa } = estadoDeEnvio(e, dtes, actuales)
     return { clase: e.clase, nombres: e.nombres, estado, trackId: e.track_id, glosa, fechaEnvio: e.enviado_at ? santiagoDate(new Date(e.enviado_at)) : null }
   })
-  const vigentes = vigenciaDeEnvios(envios, new Set(casos.flatMap((c) => (c.dte_id ? [c.dte_id] : []))))
+  const vigentes = vigenciaDeEnvios(envios, actuales, fuentesDeLibros(db, input.empresaId, sets).huella)
   const registradas = new Map(findEtapas(db, input.empresaId).map((r) => [r.etapa as Etapa, { estado: r.estado as EstadoEtapa, nota: r.nota, updated_at: r.updated_at }]))
   const etapas = etapasDeCertificacion({
     setsDocumentos: setsOut.filter((s) => isSetDeDocumentos(s.nombre)).map((s) => ({ nombre: s.nombre, casos: s.casos.length, emitidos: s.casos.filter((c) => c.dte_id !== null).length })),
@@ -258,9 +323,10 @@ export function listarEnvios(deps: Pick<Deps, 'store'>, input: { empresaId: stri
   const envios = findCertificacionEnvios(db, input.empresaId)
   const casos = findCasos(db, input.empresaId)
   const dtes = findDtesById(db, input.empresaId, envios.flatMap((e) => e.dte_ids))
-  const vigentes = vigenciaDeEnvios(envios, new Set(casos.flatMap((c) => (c.dte_id ? [c.dte_id] : []))))
+  const actuales = new Set(casos.flatMap((c) => (c.dte_id ? [c.dte_id] : [])))
+  const vigentes = vigenciaDeEnvios(envios, actuales, fuentesDeLibros(db, input.empresaId, setsGuardados(db, input.empresaId)).huella)
   return envios.map((e, i) => {
-    const { estado, glosa } = estadoDeEnvio(e, dtes)
+    const { estado, glosa } = estadoDeEnvio(e, dtes, actuales)
     return { id: e.id, clase: e.clase, nombres: e.nombres, track_id: e.track_id, estado, glosa_sii: glosa, enviado_at: e.enviado_at, documentos: e.dte_ids.length, vigente: vigentes[i]! }
   })
 }

@@ -10,7 +10,7 @@ import { findEmpresaById } from '../db/empresa-store'
 import { enqueueMail } from '../db/mail-outbox-store'
 import type { Db } from '../db/open'
 import type { DteIntercambioRow, DteRow } from '../db/schema'
-import { isDocumentoDeSet } from '../domain/certificacion-casos'
+import { isDocumentoDeCertificacion, isDocumentoDeSet } from '../domain/certificacion-casos'
 import { isValidEmail } from '../domain/catalogo'
 import type { SiiTiming } from '../domain/estados'
 import type { EventType } from '../domain/events'
@@ -72,8 +72,9 @@ export function resendAddress(db: Db, dte: Pick<DteRow, 'empresa_id' | 'rut_rece
  */
 export function openIntercambio(db: Db, dte: DteRow, input: { readonly now: Date; readonly timing: SiiTiming }): DteIntercambioRow | null {
   if (!isMailedToReceiver(dte.tipo_dte) || (dte.estado !== 'aceptado' && dte.estado !== 'con_reparos')) return null
-  // A case of the SII's set of tests goes to the SII alone (DESIGN §15): its receiver is a stand-in, never mailed.
-  if (isDocumentoDeSet(dte.referencias)) return null
+  // Certification's documents go to the SII alone (DESIGN §15): a set case's receiver is a stand-in, and a simulation's
+  // is a real cliente whose system must never book a test invoice. Neither is mailed.
+  if (isDocumentoDeSet(dte.referencias) || isDocumentoDeCertificacion(dte.metadata)) return null
   const at = isoTimestamp(input.now)
   const email = receiverAddress(db, dte)
   const withEventos = (TIPOS_CON_ACCION as readonly number[]).includes(dte.tipo_dte)

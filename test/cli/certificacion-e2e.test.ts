@@ -91,7 +91,17 @@ test('a fresh company through certification from the binary: set, libros, interc
     const dte = await (await fetch(`${serve.url}/api/v1/billing/dte/${c.dte_id}`, { headers: h })).json() as any
     totals.set(dte.tipo_dte, (totals.get(dte.tipo_dte) ?? 0) + dte.monto_total)
   }
-  for (const [tipo, total] of totals) expect(ventas).toMatch(new RegExp(`<TotalesPeriodo><TpoDoc>${tipo}</TpoDoc>.*?<TotMntTotal>${total}</TotMntTotal>`, 's'))
+  // Each type's TotalesPeriodo, read whole (no match across into the next one), adds up to its documents.
+  const periodo = [...ventas.matchAll(/<TotalesPeriodo>(.*?)<\/TotalesPeriodo>/gs)].map((m) => m[1]!)
+  for (const [tipo, total] of totals) {
+    const bloque = periodo.find((b) => b.includes(`<TpoDoc>${tipo}</TpoDoc>`))
+    expect({ tipo, total: bloque?.match(/<TotMntTotal>(-?\d+)<\/TotMntTotal>/)?.[1] }).toEqual({ tipo, total: String(total) })
+  }
+  expect(periodo).toHaveLength(totals.size)
+  // The libro de guías counts every guía of the set and marks the annulled one.
+  const guias = readFileSync(join(librosDir, 'Libro_guias.xml')).toString('latin1')
+  expect(guias.match(/<Detalle>/g)).toHaveLength(accepted.sets[1].casos.length)
+  expect(guias).toContain('<Anulado>2</Anulado>')
   await until('the libros accepted', () => timbre('certificacion', 'estado', '--empresa', EMPRESA.rut).libros.every((l: any) => l.estado === 'aceptado'))
 
   // 4. Intercambio: the SII's test envelope answered; the three files validate and verify.

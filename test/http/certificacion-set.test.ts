@@ -208,6 +208,9 @@ describe('certificación: the set of tests', () => {
     const replaced = await post('/set?reemplazar=true', { archivo_base64: b64(sintetico) })
     expect(replaced.status).toBe(201)
     expect(replaced.json.sets[0].casos.every((c: any) => c.estado === 'sin_emitir')).toBe(true)
+    // The libros sent were made of the replaced set's documents: history now, and to be sent again once re-issued.
+    expect(replaced.json.libros.map((l: any) => l.vigente)).toEqual([false, false, false])
+    expect(replaced.json.envios.every((e: any) => !e.vigente)).toBe(true)
     // A file of one older-layout set replaces only its own set.
     const solo = await post('/set?reemplazar=true', { archivo_base64: b64(basico) })
     expect(solo.status).toBe(201)
@@ -354,7 +357,8 @@ describe('certificación: the set of tests', () => {
     for (const [method, path, body] of [
       ['GET', '', undefined], ['POST', '/set', { archivo_base64: b64(sintetico) }], ['POST', '/set/emitir', {}], ['POST', '/simulacion', { cantidad: 20 }], ['POST', '/intercambio', { archivo_base64: b64(sintetico) }],
       ['GET', '/muestras', undefined], ['POST', '/boletas', { casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: 'x', cantidad: 1, precio: 1 }] } }] }],
-      ['GET', '/boletas/consumo-folios', undefined],
+      ['GET', '/boletas/consumo-folios', undefined], ['GET', '/envios', undefined], ['GET', `/envios/${crypto.randomUUID()}/xml`, undefined],
+      ['GET', '/libros/ventas', undefined], ['GET', '/libros/compras', undefined], ['GET', '/libros/guias', undefined], ['POST', '/libros/enviar', undefined],
       ['POST', '/etapas/set_pruebas', { estado: 'aprobado' }],
     ] as const) {
       const r = await s.request(method, `/api/v1/billing/certificacion${path}`, { headers: h, ...(body !== undefined ? { body } : {}) })

@@ -697,7 +697,7 @@ export const certificacionScreens = (deps: Deps) =>
       const values = { reemplazar: textField(form, 'reemplazar') }
       try {
         const { bytes } = await uploadedFile(form, 'archivo_set', 'el archivo del set de pruebas (SIISetDePruebas….txt)')
-        cargarSet(deps, { empresaId: empresaIdOf(request), bytes, field: 'archivo_set', reemplazar: values.reemplazar === 'si', check: validateEmision })
+        await cargarSet(deps, { empresaId: empresaIdOf(request), bytes, field: 'archivo_set', reemplazar: values.reemplazar === 'si', check: validateEmision })
         return redirect(`${BASE}?aviso=cargado`)
       } catch (err) {
         if (!(err instanceof TimbreError) || (err.code !== 'VALIDATION_ERROR' && err.code !== 'SET_YA_EMITIDO')) return failedAction(deps, request, err, 'set', values)

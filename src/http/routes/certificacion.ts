@@ -3,11 +3,10 @@
 import { Elysia, type AnyElysia } from 'elysia'
 import { cargarSet, estadoCertificacion, listarEnvios, marcarEtapaEnCurso, registrarEtapa, requireCertificacion } from '../../services/certificacion'
 import { answerIntercambio } from '../../services/certificacion-intercambio'
-import { emitirSet } from '../../services/certificacion-emitir'
 import { simular } from '../../services/certificacion-simulacion'
 import { consumoFolios, documentosDeMuestra, emitirBoletas, type CasoBoleta } from '../../services/certificacion-boletas'
 import { streamMuestrasZip } from '../../services/certificacion-muestras'
-import { envioXml } from '../../services/certificacion-emitir'
+import { emitirSet, envioXml } from '../../services/certificacion-emitir'
 import { construirLibro, enviarLibros, TIPOS_LIBRO } from '../../services/certificacion-libros'
 import type { Deps } from '../../services/deps'
 import {
