@@ -131,7 +131,7 @@ const REGLAS_VENTAS: ReadonlyArray<ReglaCodigos<VentaF29>> = [
   { tipos: [110], cantidad: 585, monto: 20, glosaCantidad: 'Cantidad de facturas de exportación', glosaMonto: 'Exportaciones', valor: (v) => v.montoTotal },
   { tipos: [55, 56], cantidad: 512, monto: 513, glosaCantidad: 'Cantidad de notas de débito emitidas', glosaMonto: 'Débito notas de débito emitidas', valor: (v) => v.montoIva },
   { tipos: [60, 61], cantidad: 509, monto: 510, glosaCantidad: 'Cantidad de notas de crédito emitidas', glosaMonto: 'Débito notas de crédito emitidas (se resta)', valor: (v) => v.montoIva },
-  { tipos: [35, 38, 39, 41], cantidad: 110, monto: 111, glosaCantidad: 'Cantidad de boletas', glosaMonto: 'Débito boletas', valor: (v) => v.montoIva },
+  { tipos: [39, 41], cantidad: 110, monto: 111, glosaCantidad: 'Cantidad de boletas', glosaMonto: 'Débito boletas', valor: (v) => v.montoIva },
   { tipos: [48], cantidad: 758, monto: 759, glosaCantidad: 'Cantidad de comprobantes de pago electrónico', glosaMonto: 'Débito comprobantes de pago electrónico', valor: (v) => v.montoIva },
 ]
 
