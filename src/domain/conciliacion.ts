@@ -266,8 +266,8 @@ function pendientesAceptacion(input: ConciliacionInput): Hallazgo[] {
   const add = (doc: { readonly tipoDte: number; readonly folio: number; readonly rut: string; readonly recepcionSii: Date | null }, fila: DocumentoHallazgo): void => {
     if (!(TIPOS_CON_PLAZO as readonly number[]).includes(doc.tipoDte) || doc.recepcionSii === null) return
     const plazo = plazoAceptacion(doc.recepcionSii, input.hoy)
-    const key = claveDocumento(doc)
     if (plazo === null) return
+    const key = claveDocumento(doc)
     const previo = out.get(key)
     const documentos = previo === undefined ? [fila] : [...previo.documentos, fila]
     out.set(key, {
@@ -316,15 +316,19 @@ function boletasDuplicadas(input: ConciliacionInput): Hallazgo[] {
   for (const [, rows] of indexBy(input.ventas.filter((v) => esBoleta(v.tipoDte))))
     if (rows.length > 1 && rows[0] !== undefined)
       out.push({ tipo: 'boleta_duplicada', mensaje: `La boleta ${describe(rows[0])} aparece ${rows.length} veces en el Registro de Ventas.`, documentos: rows.map(deVenta) })
-  const boletas = [...input.ventas.filter((v) => esBoleta(v.tipoDte)), ...input.emitidos.filter((e) => esBoleta(e.tipoDte))]
+  const mismoRut = (a: string, b: string): boolean => (normalizeRut(a) ?? a) === (normalizeRut(b) ?? b)
+  const boletas = [
+    ...input.ventas.filter((v) => esBoleta(v.tipoDte)).map((v) => ({ doc: v, fila: deVenta(v) })),
+    ...input.emitidos.filter((e) => esBoleta(e.tipoDte)).map((e) => ({ doc: e, fila: deTimbre(e) })),
+  ]
   for (const comprobante of input.ventas.filter((v) => v.tipoDte === COMPROBANTE_PAGO)) {
-    const gemela = boletas.find((b) => b.fechaEmision === comprobante.fechaEmision && b.montoTotal === comprobante.montoTotal && claveDocumento({ ...b, tipoDte: 0, folio: 0 }) === claveDocumento({ ...comprobante, tipoDte: 0, folio: 0 }))
+    const gemela = boletas.find(({ doc }) =>
+      doc.fechaEmision === comprobante.fechaEmision && doc.montoTotal === comprobante.montoTotal && mismoRut(doc.rut, comprobante.rut))
     if (gemela === undefined) continue
-    const fila = 'aceptadoSii' in gemela ? deTimbre(gemela) : deVenta(gemela)
     out.push({
       tipo: 'boleta_duplicada',
-      mensaje: `El comprobante de pago ${describe(comprobante)} y la boleta folio ${gemela.folio} son del mismo día y monto: si son la misma venta, anule una con nota de crédito.`,
-      documentos: [deVenta(comprobante), fila],
+      mensaje: `El comprobante de pago ${describe(comprobante)} y la boleta folio ${gemela.doc.folio} son del mismo día y monto: si son la misma venta, anule una con nota de crédito.`,
+      documentos: [deVenta(comprobante), gemela.fila],
     })
   }
   return out
