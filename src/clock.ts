@@ -50,3 +50,26 @@ export const santiagoTimestamp: (d: Date) => string = lastSecond((d) => {
   const p = Object.fromEntries(SANTIAGO_TIME.formatToParts(d).map((x) => [x.type, x.value]))
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`
 })
+
+/**
+ * The instant of a Santiago wall-clock time as the SII writes it (`YYYY-MM-DDTHH:MM:SS`, or a bare date at 00:00): the
+ * RCV's Fecha Recepcion, which starts a purchase's 8 days. Null when the text is no such time. Found by correcting a
+ * UTC guess by the zone's offset at it, twice (the offset may change between guess and answer near a DST change); a
+ * time that does not exist (the hour skipped in spring) falls after the jump, one that happens twice (autumn) is the first.
+ */
+export function santiagoInstant(local: string): Date | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(local)
+  if (!m) return null
+  const [, y, mo, d, h = '00', mi = '00', s = '00'] = m
+  const wall = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s))
+  if (Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 19) !== `${y}-${mo}-${d}T${h}:${mi}:${s}`) return null
+  const target = `${y}-${mo}-${d}T${h}:${mi}:${s}`
+  const offsetAt = (t: number) => Date.parse(`${santiagoTimestamp(new Date(t))}Z`) - t
+  let guess = wall - offsetAt(wall)
+  guess = wall - offsetAt(guess)
+  // The autumn hour that happens twice: the earlier instant, one hour before, reads the same wall time.
+  const earlier = guess - 3_600_000
+  if (santiagoTimestamp(new Date(earlier)) === target) return new Date(earlier)
+  // The spring hour that never happens: read as the same time after the jump (00:30 skipped → 01:30).
+  return new Date(santiagoTimestamp(new Date(guess)) === target ? guess : guess + 3_600_000)
+}
