@@ -349,6 +349,23 @@ function TrackId(props: { id: string | null }) {
   return props.id === null ? <span class="muted">Sin track id aún</span> : <code class="copiable">{props.id}</code>
 }
 
+/** The cells an envío and a libro share: track id, when it was sent, the SII's estado and its words (on a phone, under the estado). */
+function RespuestaSii(props: { trackId: string | null; enviado: string; estado: string; glosa: string | null }) {
+  return (
+    <>
+      <td>
+        <TrackId id={props.trackId} />
+      </td>
+      <td class="col-menor">{props.enviado}</td>
+      <td>
+        <span class={`badge ${certificacionEstadoBadge(props.estado)}`}>{certificacionEstadoLabel(props.estado)}</span>
+        {props.glosa && <span class="solo-telefono glosa">{props.glosa}</span>}
+      </td>
+      <td class="glosa col-menor">{props.glosa ?? ''}</td>
+    </>
+  )
+}
+
 function EnviosSection(props: { estado: EstadoCertificacion }) {
   const { envios, libros } = props.estado
   return (
@@ -399,15 +416,7 @@ function EnviosSection(props: { estado: EstadoCertificacion }) {
                       </span>
                     </td>
                     <td class="num col-menor">{e.documentos}</td>
-                    <td>
-                      <TrackId id={e.track_id} />
-                    </td>
-                    <td class="col-menor">{enviado}</td>
-                    <td>
-                      <span class={`badge ${certificacionEstadoBadge(e.estado)}`}>{certificacionEstadoLabel(e.estado)}</span>
-                      {e.glosa_sii && <span class="solo-telefono glosa">{e.glosa_sii}</span>}
-                    </td>
-                    <td class="glosa col-menor">{e.glosa_sii ?? ''}</td>
+                    <RespuestaSii trackId={e.track_id} enviado={enviado} estado={e.estado} glosa={e.glosa_sii} />
                     <td class="col-menor">
                       <a href={xml} download>
                         Descargar
@@ -447,15 +456,7 @@ function EnviosSection(props: { estado: EstadoCertificacion }) {
                       {!l.vigente && <Historial />}
                       <span class="solo-telefono muted">enviado {enviado}</span>
                     </td>
-                    <td>
-                      <TrackId id={l.track_id} />
-                    </td>
-                    <td class="col-menor">{enviado}</td>
-                    <td>
-                      <span class={`badge ${certificacionEstadoBadge(l.estado)}`}>{certificacionEstadoLabel(l.estado)}</span>
-                      {l.glosa_sii && <span class="solo-telefono glosa">{l.glosa_sii}</span>}
-                    </td>
-                    <td class="glosa col-menor">{l.glosa_sii ?? ''}</td>
+                    <RespuestaSii trackId={l.track_id} enviado={enviado} estado={l.estado} glosa={l.glosa_sii} />
                   </tr>
                 )
               })}
