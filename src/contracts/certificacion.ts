@@ -1,31 +1,8 @@
 // Certificación ante el SII (DESIGN §15, extensions): request bodies and the documented answers. Pure data and checks.
 import { Type, type Static } from '@sinclair/typebox'
-import { validationError } from '../errors'
 import { ESTADOS_ETAPA, ETAPAS } from '../domain/certificacion-etapas'
 import { EmitirDteBody } from './dte'
-import { jsonObjectOf, notAllowedMembers, parseBody } from './validation'
-
-const BASE64 = /^[A-Za-z0-9+/\s]+(?:={1,2}\s*)?$/
-
-/** An uploaded file: JSON `{archivo_base64}` (its exact bytes) or multipart `archivo`; errors name the field used. */
-export async function readArchivo(request: Request, body: unknown, what: string): Promise<{ bytes: Uint8Array; field: 'archivo' | 'archivo_base64'; fileName: string | null }> {
-  if ((request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
-    const file = ((body ?? {}) as Record<string, unknown>).archivo
-    if (!(file instanceof Blob))
-      throw validationError([{ field: 'archivo', code: file === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: `Adjunte ${what} en el campo archivo.` }])
-    const bytes = new Uint8Array(await file.arrayBuffer())
-    if (bytes.length === 0) throw validationError([{ field: 'archivo', code: 'REQUIRED', message: 'El archivo está vacío.' }])
-    return { bytes, field: 'archivo', fileName: file instanceof File && file.name !== '' ? file.name : null }
-  }
-  const fields = jsonObjectOf(body)
-  const extra = notAllowedMembers(fields, ['archivo_base64'])
-  if (extra.length > 0) throw validationError(extra)
-  const value = fields.archivo_base64
-  if (typeof value !== 'string' || value.trim() === '')
-    throw validationError([{ field: 'archivo_base64', code: value === undefined || value === '' ? 'REQUIRED' : 'INVALID_TYPE', message: `${what} en base64 es requerido.` }])
-  if (!BASE64.test(value)) throw validationError([{ field: 'archivo_base64', code: 'INVALID_FORMAT', message: 'No es base64 válido.' }])
-  return { bytes: new Uint8Array(Buffer.from(value, 'base64')), field: 'archivo_base64', fileName: null }
-}
+import { parseBody } from './validation'
 
 export const ArchivoBody = Type.Object(
   { archivo_base64: Type.String({ description: 'Los bytes exactos del archivo, en base64 (o multipart/form-data con el campo archivo).' }) },

@@ -381,8 +381,6 @@ const RESPUESTAS = ['recepcion_envio', 'resultado_dte'] as const
 
 // ------------------------------------------------------------------------------------------------------ import
 
-const BASE64 = /^[A-Za-z0-9+/\s]+(?:={1,2}\s*)?$/
-
 export interface ImportAnswer {
   readonly status: 200 | 201
   readonly body: {
@@ -392,13 +390,6 @@ export interface ImportAnswer {
   }
 }
 
-/** `xml_base64` of the JSON form, decoded to the file's exact bytes; VALIDATION_ERROR when it is not base64. */
-export function decodeXmlBase64(value: unknown): Uint8Array {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw validationError([{ field: 'xml_base64', code: value === undefined || value === '' ? 'REQUIRED' : 'INVALID_TYPE', message: 'El EnvioDTE en base64 es requerido.' }])
-  if (!BASE64.test(value)) throw validationError([{ field: 'xml_base64', code: 'INVALID_FORMAT', message: 'No es base64 válido.' }])
-  return new Uint8Array(Buffer.from(value, 'base64'))
-}
 
 /**
  * `POST /recibidos/importar` (DESIGN §13): an EnvioDTE uploaded by hand, for companies without IMAP. The same checks

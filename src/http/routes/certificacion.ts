@@ -10,9 +10,10 @@ import { emitirSet, envioXml } from '../../services/certificacion-emitir'
 import { construirLibro, enviarLibros, TIPOS_LIBRO } from '../../services/certificacion-libros'
 import type { Deps } from '../../services/deps'
 import {
-  ArchivoBody, BoletasBody, EmitirSetBody, EnviosListSchema, parseBoletas, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, readArchivo, SimulacionBody,
+  ArchivoBody, BoletasBody, EmitirSetBody, EnviosListSchema, parseBoletas, EstadoCertificacionSchema, EtapaBody, parseEmitirSet, parseEtapa, parseSimulacion, SimulacionBody,
 } from '../../contracts/certificacion'
 import { validateEmision } from '../../contracts/dte'
+import { readUploadedFile } from '../../contracts/upload'
 import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
 import { errorResponses } from '../../contracts/common'
@@ -36,7 +37,7 @@ export const certificacionRoutes = (deps: Deps) =>
     .post(
       '/set',
       async ({ request, body, query, set }) => {
-        const archivo = await readArchivo(request, body, 'El set de pruebas del SII')
+        const archivo = await readUploadedFile(request, body, { jsonField: 'archivo_base64', what: 'el set de pruebas del SII' })
         set.status = 201
         return cargarSet(deps, { empresaId: credentialOf(request).empresaId, bytes: archivo.bytes, field: archivo.field, reemplazar: query.reemplazar === 'true', check: validateEmision })
       },
@@ -91,7 +92,7 @@ export const certificacionRoutes = (deps: Deps) =>
       async ({ request, body, query }) => {
         const { empresaId } = credentialOf(request)
         requireCertificacion(deps.store.db, empresaId)
-        const archivo = await readArchivo(request, body, 'El EnvioDTE de intercambio del SII')
+        const archivo = await readUploadedFile(request, body, { jsonField: 'archivo_base64', what: 'el EnvioDTE de intercambio del SII' })
         const { zip, informe } = await answerIntercambio(deps, { empresaId, bytes: archivo.bytes, field: archivo.field, fileName: archivo.fileName, now: deps.clock.now() })
         marcarEtapaEnCurso(deps, { empresaId, etapa: 'intercambio' })
         if (query.formato === 'json') return { informe, zip_base64: Buffer.from(zip).toString('base64') }

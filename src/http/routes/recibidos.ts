@@ -1,31 +1,16 @@
 // Received documents (DESIGN §13, extensions): list, record, XML, PDF, import of an EnvioDTE, and the receiver's actions.
 import { Elysia } from 'elysia'
-import { validationError } from '../../errors'
 import type { Deps } from '../../services/deps'
 import { getRecibidoPdf } from '../../services/recibido-pdf'
-import { decodeXmlBase64, getRecibido, getRecibidoXml, importRecibidos, listRecibidos, solicitarAccion } from '../../services/recibidos'
+import { getRecibido, getRecibidoXml, importRecibidos, listRecibidos, solicitarAccion } from '../../services/recibidos'
 import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/pagination'
 import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
 import { commonErrors, ErrorEnvelopeSchema, errorResponses } from '../../contracts/common'
 import { AccionBody, ImportarRecibidosBody, ImportarRecibidosResponse, ListarRecibidosQuery, RecibidoListSchema, RecibidoSchema } from '../../contracts/recibidos'
-import { jsonObjectOf, notAllowedMembers } from '../../contracts/validation'
+import { readUploadedFile } from '../../contracts/upload'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Recibidos'], 'x-timbre-extension': true }) as Record<string, unknown>
-
-/** The uploaded file, from JSON `xml_base64` or multipart `archivo`; the field named in any error is the one used. */
-async function readImport(request: Request, body: unknown): Promise<{ bytes: Uint8Array; fileName: string | null; field: string }> {
-  if ((request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
-    const file = ((body ?? {}) as Record<string, unknown>).archivo
-    if (!(file instanceof Blob))
-      throw validationError([{ field: 'archivo', code: file === undefined ? 'REQUIRED' : 'INVALID_TYPE', message: 'Adjunte el EnvioDTE en el campo archivo.' }])
-    return { bytes: new Uint8Array(await file.arrayBuffer()), fileName: file instanceof File && file.name !== '' ? file.name : null, field: 'archivo' }
-  }
-  const fields = jsonObjectOf(body)
-  const extra = notAllowedMembers(fields, ['xml_base64'])
-  if (extra.length > 0) throw validationError(extra)
-  return { bytes: decodeXmlBase64(fields.xml_base64), fileName: null, field: 'xml_base64' }
-}
 
 export const recibidoRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/recibidos', normalize: false })
@@ -46,7 +31,7 @@ export const recibidoRoutes = (deps: Deps) =>
     .post(
       '/importar',
       async ({ request, body, set }) => {
-        const upload = await readImport(request, body)
+        const upload = await readUploadedFile(request, body, { jsonField: 'xml_base64', what: 'el EnvioDTE' })
         const answer = await importRecibidos(deps, { empresaId: credentialOf(request).empresaId, ...upload })
         set.status = answer.status
         return answer.body
