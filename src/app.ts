@@ -5,6 +5,8 @@ import type { KeyObject } from 'node:crypto'
 import { loadOrCreateJwtPrivateKey, loadOrCreateJwtPrivateKeyInBackground, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { SII_TIMING, SIMULATOR_TIMING, timingWithBackoff } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
+import { createRcvPortalClient } from './sii/portal/rcv-client'
+import type { RcvPortalClient } from './sii/portal/types'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
 import { startCheckpointer } from './db/checkpointer'
 import { groupCommitterOf } from './db/group-commit'
@@ -44,6 +46,8 @@ function withHealth(client: SiiClient, clock: Clock): { client: SiiClient; lastO
 
 interface ConnectedSii {
   readonly client: SiiClient
+  /** The SII portal's RCV (DESIGN §16), routed like `client`: the demo company's reads go to the simulator. */
+  readonly portal: RcvPortalClient
   /** When the configured target last answered: the demo's simulator does not count (GET /ready). */
   readonly health: { lastOkAt(): string | null }
   readonly simulatorUrl: string | null
@@ -60,10 +64,11 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
   const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
   const simulate = () => startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
   const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, timeoutMs: config.siiTimeoutMs, log: logSii })
+  const portalOf = (origin: string) => createRcvPortalClient({ target: { kind: 'origin', origin }, timeoutMs: config.siiTimeoutMs, log: logSii })
   if (config.sii.kind === 'simulado') {
     const simulator = await simulate()
     const target = withHealth(clientOf(simulator), clock)
-    return { client: target.client, health: target, simulatorUrl: simulator.url, stop: () => simulator.stop() }
+    return { client: target.client, portal: portalOf(simulator.url), health: target, simulatorUrl: simulator.url, stop: () => simulator.stop() }
   }
   let demo: Promise<{ simulator: RunningSimulator; client: SiiClient }> | null = null
   const demoClient = async (): Promise<SiiClient> => {
@@ -77,6 +82,8 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
   }
   const target = withHealth(createSiiClient({ target: config.sii, timeoutMs: config.siiTimeoutMs, log: logSii }), clock)
   const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : target.client)
+  const portal = createRcvPortalClient({ target: config.sii, timeoutMs: config.siiTimeoutMs, log: logSii })
+  let demoPortal: RcvPortalClient | null = null
   return {
     client: {
       upload: async (company, ...rest) => (await clientFor(company)).upload(company, ...rest),
@@ -85,6 +92,15 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
       registrarAccion: async (company, ...rest) => (await clientFor(company)).registrarAccion(company, ...rest),
       listarEventos: async (company, ...rest) => (await clientFor(company)).listarEventos(company, ...rest),
       fechaRecepcion: async (company, ...rest) => (await clientFor(company)).fechaRecepcion(company, ...rest),
+    },
+    portal: {
+      leerRcv: async (company, ...rest) => {
+        if (!company.isDemo) return portal.leerRcv(company, ...rest)
+        await demoClient()
+        const simulated = demoPortal ?? portalOf((await demo!).simulator.url)
+        demoPortal = simulated
+        return simulated.leerRcv(company, ...rest)
+      },
     },
     health: target,
     simulatorUrl: null,
@@ -129,7 +145,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
     const checkpointer = startCheckpointer(store)
     const tasks = new WorkerPool({ size: config.workers ?? undefined, onWorkerLost: (event) => log.warn('worker.lost', event) })
-    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, siiTiming, siiHealth: sii.health, tasks }
+    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, rcvPortal: sii.portal, siiTiming, siiHealth: sii.health, tasks }
     if (config.faultGroupCommit) {
       const { phase, minGroup } = config.faultGroupCommit
       log.warn('fault.armed', { fault: 'group_commit', phase, min_group: minGroup })

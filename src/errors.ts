@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'ACCION_NO_PERMITIDA',
   'NOT_IN_CERTIFICATION',
   'SET_YA_EMITIDO',
+  'RCV_NO_SINCRONIZADO',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'IDEMPOTENCY_BODY_MISMATCH',
@@ -165,6 +166,11 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: stri
   SET_YA_EMITIDO: {
     message: 'Ese set ya tiene casos emitidos.',
     action: 'Para reemplazarlo por un set nuevo del SII, repita con ?reemplazar=true: sus casos se emitirán de nuevo, con folios nuevos.',
+    severity: 'error',
+  },
+  RCV_NO_SINCRONIZADO: {
+    message: 'Ese período del RCV no se ha leído del SII.',
+    action: 'Pida la lectura con POST /rcv/{periodo}/sincronizar (o timbre rcv sincronizar) y repita cuando GET /rcv/{periodo} diga sincronizado.',
     severity: 'error',
   },
   PAYLOAD_TOO_LARGE: {

@@ -10,6 +10,7 @@ import { health } from './cli/health'
 import { empresaIntercambio } from './cli/intercambio'
 import { serve } from './cli/serve'
 import { CERTIFICACION_COMMANDS } from './cli/certificacion'
+import { RCV_COMMANDS } from './cli/rcv'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { siiSimulatorSet } from './cli/sii-simulator-set'
 import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
@@ -40,6 +41,7 @@ const COMMANDS: readonly Command[] = [
   siiSimulatorCaf,
   siiSimulatorSet,
   ...CERTIFICACION_COMMANDS,
+  ...RCV_COMMANDS,
   siiSimulatorIntercambio,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,

@@ -5,14 +5,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { unzipSync } from 'fflate'
-import { loadKeyring } from '../app'
-import { dataDirFrom, jwtPublicKeysFromEnv } from '../config'
 import { OperatorError } from '../errors'
-import { resolveEmpresa } from '../services/empresas'
-import { issueToken } from '../services/tokens'
-import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, intFlag, requireFlag, UsageError, type Command, type FlagSpec, type ParsedArgs } from './command'
-import { serveOrigin } from './serve-origin'
+import { callLocalApi, type LocalApiAnswer } from './local-api'
 
 const API = '/api/v1/billing/certificacion'
 /** Issuing a whole set and sending it waits for the SII's upload answers: minutes, not seconds, on a slow day. */
@@ -24,52 +19,9 @@ const COMMON: Readonly<Record<string, FlagSpec>> = {
   ...DATA_DIR_FLAG,
 }
 
-/** A token for the company, valid five minutes: enough for one command, useless if it leaks into a log. */
-async function bearerFor(args: ParsedArgs): Promise<string> {
-  const ref = requireFlag(args, '--empresa')
-  return withAdminStore(args, async (deps) => {
-    const empresa = resolveEmpresa(deps, { ref })
-    const keyring = await loadKeyring(dataDirFrom(args.flags), jwtPublicKeysFromEnv())
-    return (await issueToken({ ...deps, keyring }, { empresaId: empresa.id, sub: 'timbre certificacion', ttlSeconds: 300 })).token
-  })
-}
-
-interface ApiAnswer {
-  readonly status: number
-  readonly body: unknown
-  readonly bytes: Uint8Array
-  readonly contentType: string
-}
-
-async function callApi(args: ParsedArgs, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
-  const token = await bearerFor(args)
-  const local = serveOrigin()
-  const origin = (args.flags['--url'] ?? local.origin).replace(/\/+$/, '')
-  const tls = args.flags['--url'] === undefined && local.isTls ? { rejectUnauthorized: false } : undefined
-  process.stderr.write(`${JSON.stringify({ msg: 'certificacion.request', method, path: `${API}${path}` })}\n`)
-  let res: Response
-  try {
-    // A file goes as multipart with its name (the intercambio's RecepcionEnvio names it); everything else as JSON.
-    const isForm = body instanceof FormData
-    res = await fetch(`${origin}${API}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && !isForm ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: isForm ? body : JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-      tls,
-    })
-  } catch {
-    throw new OperatorError(`no se pudo conectar con ${origin}: inicie el servidor (timbre serve) o indique --url`)
-  }
-  const bytes = new Uint8Array(await res.arrayBuffer())
-  const contentType = res.headers.get('content-type') ?? ''
-  const parsed = contentType.includes('json') ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown) : null
-  if (res.status >= 400) {
-    const e = (parsed ?? {}) as { code?: string; message?: string; details?: Array<{ field: string; message: string }> }
-    const details = (e.details ?? []).map((d) => `\n  ${d.field}: ${d.message}`).join('')
-    throw new OperatorError(`HTTP ${res.status} ${e.code ?? ''}: ${e.message ?? ''}${details}`)
-  }
-  return { status: res.status, body: parsed, bytes, contentType }
+/** Every command of this file calls the running server's /certificacion operations with the company's short token. */
+function callApi(args: ParsedArgs, method: 'GET' | 'POST', path: string, body?: unknown): Promise<LocalApiAnswer> {
+  return callLocalApi(args, { path: `${API}${path}`, sub: 'timbre certificacion', timeoutMs: TIMEOUT_MS, log: 'certificacion.request' }, method, body)
 }
 
 function fileArg(args: ParsedArgs, what: string): Uint8Array {

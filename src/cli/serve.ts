@@ -14,6 +14,7 @@ import { siiSubmitJob } from '../jobs/sii-submit'
 import { siiTrackJob } from '../jobs/sii-track'
 import { webhookDeliverJob } from '../jobs/webhook-deliver'
 import { alertsJob } from '../jobs/alerts'
+import { rcvJob } from '../jobs/rcv'
 import { intercambioJob } from '../jobs/intercambio'
 import { backupJob } from '../jobs/backup'
 import { backupSettingWarnings } from '../services/backup-status'
@@ -141,6 +142,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     webhookDeliverJob(config.deliverEveryMs),
     alertsJob,
     intercambioJob(config.inboxEveryMs),
+    rcvJob,
     // Issue 26: only with a backup folder or bucket configured.
     ...[backupJob(config)].filter((job) => job !== null),
   ])

@@ -24,6 +24,9 @@ export const ListarRecibidosQuery = Type.Object(
     estado: Type.Optional(EstadoRecibido),
     fecha_desde: Type.Optional(Type.String({ pattern: DATE_PATTERN, description: 'Fecha de emisión mínima (inclusive), YYYY-MM-DD.' })),
     fecha_hasta: Type.Optional(Type.String({ pattern: DATE_PATTERN, description: 'Fecha de emisión máxima (inclusive), YYYY-MM-DD.' })),
+    pendientes: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'true: solo las 33, 34 y 43 aún sin aceptar ni reclamar, el plazo más próximo primero, con dias_restantes (DESIGN §16).',
+    })),
     cursor: Cursor,
     limit: ListLimit,
   },
@@ -78,6 +81,9 @@ export const RecibidoSchema = Type.Object(
     checks: Type.Array(CheckSchema, { description: 'Cada validación de la recepción: primero las del sobre, luego las del documento.' }),
     acciones: Type.Array(AccionSchema),
     recibido_at: Type.String({ format: 'date-time' }),
+    dias_restantes: Type.Optional(Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Solo con ?pendientes=true: días enteros que quedan antes de que se considere aceptado (redondeado hacia arriba); null sin fecha de recepción del SII.',
+    })),
     envio: Type.Object({
       id: Type.String({ format: 'uuid' }),
       origen: Type.Union([Type.Literal('correo'), Type.Literal('importar'), Type.Literal('demo')]),

@@ -951,3 +951,58 @@ export type CertificacionSetRow = typeof certificacionSets.$inferSelect
 export type CertificacionCasoRow = typeof certificacionCasos.$inferSelect
 export type CertificacionEnvioRow = typeof certificacionEnvios.$inferSelect
 export type CertificacionEtapaRow = typeof certificacionEtapas.$inferSelect
+
+/**
+ * The SII's Registro de Compras y Ventas as last read, one row per company and tax period (DESIGN §16, issue 29). The
+ * sync state lives beside the copy: a failed sync records why (`falla_*`) and leaves the last good copy (`resumen`,
+ * `sincronizado_at` and the rows of rcv_detalles) untouched. `solicitado_at` is an on-demand request the rcv job has not
+ * started; `lease_until` keeps two passes (or two processes) off one period.
+ */
+export const rcvPeriodos = sqliteTable(
+  'rcv_periodos',
+  {
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    periodo: text('periodo').notNull(),
+    /** The last good copy's per-type summaries: `{ compras: { registro: [...], … }, ventas: [...] }` (domain/rcv.ts ResumenTipoRcv). */
+    resumen: text('resumen', { mode: 'json' }).$type<Record<string, unknown>>(),
+    sincronizado_at: text('sincronizado_at'),
+    /** How many (section, type) details of the last good copy came through the SII's deferred download. */
+    diferidas: integer('diferidas').notNull().default(0),
+    solicitado_at: text('solicitado_at'),
+    intento_at: text('intento_at'),
+    lease_until: text('lease_until'),
+    falla_motivo: text('falla_motivo'),
+    falla_mensaje: text('falla_mensaje'),
+    falla_at: text('falla_at'),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.periodo] })],
+)
+
+/**
+ * The details of the last good copy, in the SII's order (`n`) within each register section: `registro` is `compras` or
+ * `ventas`, `seccion` the purchases' section (registro, pendiente, no_incluir, reclamado) or `ventas`. `detalle` is the
+ * whole domain/rcv.ts DetalleRcv; the key columns beside it serve the lists and the reconciliation.
+ */
+export const rcvDetalles = sqliteTable(
+  'rcv_detalles',
+  {
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    periodo: text('periodo').notNull(),
+    registro: text('registro', { enum: ['compras', 'ventas'] }).notNull(),
+    seccion: text('seccion').notNull(),
+    n: integer('n').notNull(),
+    tipo_doc: integer('tipo_doc').notNull(),
+    rut: text('rut').notNull(),
+    folio: integer('folio').notNull(),
+    detalle: text('detalle', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.empresa_id, t.periodo, t.registro, t.seccion, t.n] })],
+)
+
+export type RcvPeriodoRow = typeof rcvPeriodos.$inferSelect
+export type RcvDetalleRow = typeof rcvDetalles.$inferSelect

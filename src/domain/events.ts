@@ -6,6 +6,8 @@ export const EVENT_TYPES = [
   'recibido.created', 'recibido.plazo_por_vencer', 'recibido.accion', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
   // The instance's scheduled backup failed (DESIGN §18, issue 26): sent to every company's webhooks subscribed to it.
   'backup.failed',
+  // The month's close (DESIGN §16, issue 29): a sync of the RCV mirror ended, well (resultado ok) or not (fallido).
+  'rcv.sincronizado',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 /** Sent only by POST /webhooks/{id}/test, whatever the subscription (DESIGN §12). */

@@ -20,6 +20,7 @@ import { productoRoutes } from './routes/productos'
 import { intercambioRoutes } from './routes/intercambio'
 import { certificacionRoutes } from './routes/certificacion'
 import { recibidoRoutes } from './routes/recibidos'
+import { rcvRoutes } from './routes/rcv'
 
 export { API_PREFIX }
 
@@ -73,6 +74,7 @@ export function createHttpApp(deps: Deps, readiness: Readiness) {
     .group(API_PREFIX, (api) => api.use(intercambioRoutes(deps)))
     .group(API_PREFIX, (api) => api.use(recibidoRoutes(deps)))
     .group(API_PREFIX, (api) => api.use(certificacionRoutes(deps)))
+    .group(API_PREFIX, (api) => api.use(rcvRoutes(deps)))
   return app
 }
 

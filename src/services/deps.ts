@@ -5,6 +5,7 @@ import type { Store } from '../db/open'
 import type { Vault } from '../crypto/vault'
 import type { SiiTiming } from '../domain/estados'
 import type { SiiClient } from '../sii/client/client'
+import type { RcvPortalClient } from '../sii/portal/types'
 import type { Logger } from '../log'
 import type { JwtKeyring } from './tokens'
 import type { TaskRunner } from '../workers/tasks'
@@ -23,6 +24,8 @@ export interface Deps {
   readonly siiTiming: SiiTiming
   /** When the SII last answered something other than a passing fault (GET /ready). */
   readonly siiHealth: { lastOkAt(): string | null }
+  /** The SII portal's RCV, read with the company's certificate (DESIGN §16); the demo company's goes to the simulator. */
+  readonly rcvPortal: RcvPortalClient
   /** CPU-bound tasks (signing, envelopes, PDFs, opening certificates and CAFs): the worker pool in `serve` (issue 17). */
   readonly tasks: TaskRunner
 }

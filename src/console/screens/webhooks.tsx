@@ -34,6 +34,7 @@ const EVENT_LABELS: Readonly<Record<(typeof EVENT_TYPES)[number], string>> = {
   'dte.aceptado_receptor': 'El receptor aceptó el DTE en el SII',
   'dte.reclamado': 'El receptor reclamó el DTE en el SII',
   'backup.failed': 'Falló un respaldo automático de la instancia',
+  'rcv.sincronizado': 'Terminó una lectura del RCV del SII (bien o con falla)',
 }
 
 /** As many deliveries per page as the API's default page. */

@@ -1,6 +1,7 @@
 // Received documents (DESIGN §13, extensions): list, record, XML, PDF, import of an EnvioDTE, and the receiver's actions.
 import { Elysia } from 'elysia'
 import type { Deps } from '../../services/deps'
+import { pendientesDe } from '../../services/cierre-mes'
 import { getRecibidoPdf } from '../../services/recibido-pdf'
 import { getRecibido, getRecibidoXml, importRecibidos, listRecibidos, solicitarAccion } from '../../services/recibidos'
 import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/pagination'
@@ -12,19 +13,40 @@ import { readUploadedFile } from '../../contracts/upload'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Recibidos'], 'x-timbre-extension': true }) as Record<string, unknown>
 
+/**
+ * `?pendientes=true` (DESIGN §16 "Pending acceptance board"): the open 33, 34 and 43 by deadline. The board is short
+ * (8 days of purchases), so it is read whole and paged by position after the cursor's document; the other filters
+ * still apply.
+ */
+function pendientesPage(deps: Deps, empresaId: string, query: { cursor?: string; rut_emisor?: string; tipo_dte?: string; fecha_desde?: string; fecha_hasta?: string; estado?: string }, limit: number) {
+  if (query.estado !== undefined && query.estado !== 'recibido') return { items: [], next_cursor: null, total_count: 0 }
+  const afterId = decodeCursor(query.cursor)
+  const filtered = listRecibidos(deps, { empresaId, query: { ...query, estado: 'recibido' } as never, afterId: null, limit: 100_000 }).rows
+  const wanted = new Set(filtered.map((r) => r.id))
+  const board = pendientesDe(deps, [empresaId]).filter((p) => wanted.has(p.id))
+  const start = afterId === null ? 0 : board.findIndex((p) => p.id === afterId) + 1
+  const slice = board.slice(start, start + limit)
+  const items = slice.map((p) => ({ ...getRecibido(deps, { empresaId, id: p.id }), dias_restantes: p.dias_restantes }))
+  return { items, next_cursor: start + limit < board.length && items.length > 0 ? encodeCursor(items[items.length - 1]!.id) : null, total_count: board.length }
+}
+
 export const recibidoRoutes = (deps: Deps) =>
   new Elysia({ prefix: '/recibidos', normalize: false })
     .get(
       '',
       ({ request, query }) => {
         const limit = parseLimit(query.limit, { max: 100, fallback: 20 })
+        if (query.pendientes === 'true') return pendientesPage(deps, credentialOf(request).empresaId, query, limit)
         const { rows, total } = listRecibidos(deps, { empresaId: credentialOf(request).empresaId, query, afterId: decodeCursor(query.cursor), limit: limit + 1 })
         const items = rows.slice(0, limit)
         return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null, total_count: total }
       },
       {
         query: ListarRecibidosQuery,
-        detail: extension({ operationId: 'listarRecibidos', summary: 'Documentos recibidos de proveedores, más recientes primero (extensión)' }),
+        detail: extension({
+          operationId: 'listarRecibidos',
+          summary: 'Documentos recibidos de proveedores, más recientes primero; con pendientes=true, los que esperan aceptación, el plazo más próximo primero (extensión)',
+        }),
         response: { 200: RecibidoListSchema, ...commonErrors },
       },
     )
