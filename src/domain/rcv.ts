@@ -399,7 +399,7 @@ export function resumenDeDetalles(detalles: readonly DetalleRcv[]): ResumenTipoR
 // ------------------------------------------------------------------------------------------------ CSV
 
 /** A column of one of the SII's CSV layouts: its header exactly as the SII writes it, and its cell. */
-type ColumnaCsv = readonly [header: string, cell: (d: DetalleRcv, nro: number) => string]
+export type ColumnaCsv = readonly [header: string, cell: (d: DetalleRcv, nro: number) => string]
 
 const monto = (m: MontoRcv): string => (m === null ? '' : String(m))
 const fecha = (iso: string | null): string => (iso === null ? '' : `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)}`)
@@ -531,4 +531,43 @@ export function writeRegistroComprasCsv(seccion: SeccionCompras, detalles: reado
 /** The Registro de Ventas in the SII's CSV layout; same encoding and other-tax caveats as the compras. */
 export function writeRegistroVentasCsv(detalles: readonly DetalleRcv[]): string {
   return writeCsv(COLUMNAS_VENTAS, detalles)
+}
+
+// ------------------------------------------------------------------------------------------------ typed cells
+
+/**
+ * A cell of the SII's layouts with its type, for writers that keep types (the .xlsx of sheets/rcv-xlsx.ts): null for an
+ * empty cell (the SII's "no value", not 0), a number, text, a date (`YYYY-MM-DD`) or a Santiago wall-clock time
+ * (`YYYY-MM-DDTHH:MM:SS`, no offset, as the SII writes it).
+ */
+export type CeldaRcv =
+  | { readonly tipo: 'numero'; readonly valor: number }
+  | { readonly tipo: 'texto'; readonly valor: string }
+  | { readonly tipo: 'fecha'; readonly valor: string }
+  | { readonly tipo: 'fecha_hora'; readonly valor: string }
+  | null
+
+/** Columns whose cells stay text even when they read as a number: names, RUTs, the SII's words, foreign ids. */
+const COLUMNAS_TEXTO: ReadonlySet<string> = new Set([
+  'Tipo Compra', 'Tipo Venta', 'RUT Proveedor', 'Rut cliente', 'Razon Social', 'RUT Emisor Liquid. Factura',
+  'Num. Ident. Receptor Extranjero', 'Nacionalidad Receptor Extranjero',
+])
+
+/**
+ * The cell `columna` writes for a detail, typed. Read back from the very text the CSV writer writes (numbers in the
+ * form String() gives them, dates as `fecha`/`fechaHora` format them, both lossless), so a typed copy of a register
+ * cannot disagree with its CSV. "Fecha Docto" is a date; every other "Fecha …" column is one of the SII's timestamps.
+ */
+export function celdaRcv(columna: ColumnaCsv, d: DetalleRcv, nro: number): CeldaRcv {
+  const [header, cell] = columna
+  const text = cell(d, nro)
+  if (text === '') return null
+  if (COLUMNAS_TEXTO.has(header)) return { tipo: 'texto', valor: text }
+  if (header === 'Fecha Docto') return tipada('fecha', fechaIso(text), text)
+  if (header.startsWith('Fecha ')) return tipada('fecha_hora', fechaHoraIso(text), text)
+  return /^-?\d+(\.\d+)?$/.test(text) ? { tipo: 'numero', valor: Number(text) } : { tipo: 'texto', valor: text }
+}
+
+function tipada(tipo: 'fecha' | 'fecha_hora', iso: string | null, text: string): CeldaRcv {
+  return iso === null ? { tipo: 'texto', valor: text } : { tipo, valor: iso }
 }

@@ -25,13 +25,15 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   db: ['domain', 'log.ts', 'drizzle'],
   webhooks: ['domain'],
   pdf: ['domain', 'xml'],
+  // Spreadsheets (DESIGN §16: the RCV registers as .xlsx) through exceljs, from domain records only.
+  sheets: ['domain'],
   // Mail (DESIGN §13): IMAP and SMTP through imapflow, mailparser and nodemailer; it knows nothing of DTEs.
   mail: ['domain'],
   // The SII's side: the client, and the simulator, which plays the SII and never touches Timbre's store.
   sii: ['domain', 'xml', 'crypto', 'config.ts'],
   // The worker pool (issue 17): pure tasks of xml/, pdf/ and crypto/ run off the event loop; services hand them work.
   workers: ['domain', 'xml', 'crypto', 'pdf'],
-  services: ['domain', 'xml', 'crypto', 'db', 'sii', 'webhooks', 'pdf', 'mail', 'workers', 'config.ts', 'log.ts'],
+  services: ['domain', 'xml', 'crypto', 'db', 'sii', 'webhooks', 'pdf', 'sheets', 'mail', 'workers', 'config.ts', 'log.ts'],
   // The doors: they call services, never the store, the SII client or the crypto directly.
   // Request contracts both doors keep (STYLE §1): shapes, limits, statuses. Below the doors, above the services.
   contracts: ['domain', 'services', 'config.ts'],
@@ -87,7 +89,7 @@ describe('layering (STYLE §1)', () => {
       expect(text.match(/from '(bun:sqlite|elysia|node:fs|node:net|node:child_process)'|Date\.now\(\)|Math\.random\(\)/g) ?? []).toEqual([])
     })
 
-  for (const file of files('src/{domain,xml,db,services,sii,crypto,pdf,webhooks,mail}/**/*.ts'))
+  for (const file of files('src/{domain,xml,db,services,sii,crypto,pdf,sheets,webhooks,mail}/**/*.ts'))
     test(`${file} does not read process.env or process.argv`, async () => {
       const text = await Bun.file(join(ROOT, file)).text()
       expect(text.match(/process\.(env|argv)/g) ?? []).toEqual([])
