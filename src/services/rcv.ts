@@ -8,7 +8,7 @@ import {
 } from '../db/rcv-store'
 import type { EmpresaRow, RcvDetalleRow, RcvPeriodoRow } from '../db/schema'
 import {
-  isPeriodoRcv, SECCIONES_COMPRAS, type DetalleRcv, type RegistroCompras, type RegistroVentas, type ResumenTipoRcv, type SeccionCompras,
+  isPeriodoRcv, SECCIONES_COMPRAS, writeRegistroComprasCsv, writeRegistroVentasCsv, type DetalleRcv, type RegistroCompras, type RegistroVentas, type ResumenTipoRcv, type SeccionCompras,
 } from '../domain/rcv'
 import { TimbreError, validationError } from '../errors'
 import type { SiiCompany } from '../sii/client/client'
@@ -316,4 +316,38 @@ function decodePosition(cursor: string | undefined): number {
   const raw = cursor.startsWith(POSITION_PREFIX) ? Buffer.from(cursor.slice(POSITION_PREFIX.length), 'base64url').toString('utf8') : ''
   if (!/^\d{1,9}$/.test(raw)) throw validationError([{ field: 'cursor', code: 'INVALID_FORMAT', message: 'Cursor inválido; use el next_cursor de la página anterior.' }])
   return Number(raw)
+}
+
+// ------------------------------------------------------------------------------------------------------ files
+
+export interface ArchivoRcv {
+  readonly bytes: Uint8Array
+  readonly contentType: string
+  /** Named as the SII names its exports: register, section, RUT, period. */
+  readonly fileName: string
+}
+
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+
+/**
+ * A register of the last good copy as a file: the SII's own CSV (one section of the purchases per file, as the SII
+ * exports them) or a workbook an accountant opens (every section, a summary). The xlsx writer loads on first use.
+ */
+export async function archivoRcv(
+  deps: Pick<Deps, 'store' | 'clock'>,
+  input: { empresaId: string; periodo: string; registro: 'compras' | 'ventas'; formato: 'csv' | 'xlsx'; seccion?: string },
+): Promise<ArchivoRcv> {
+  const copia = copiaDe(deps, input)
+  const empresa = empresaOf(deps, input.empresaId)
+  const base = `RCV_${input.registro === 'compras' ? 'COMPRA' : 'VENTA'}`
+  if (input.formato === 'csv') {
+    const csv = (text: string, name: string): ArchivoRcv => ({ bytes: new TextEncoder().encode(text), contentType: 'text/csv; charset=utf-8', fileName: name })
+    if (input.registro === 'ventas') return csv(writeRegistroVentasCsv(copia.ventas.detalle), `${base}_${empresa.rut}_${input.periodo}.csv`)
+    const seccion = checkSeccion(input.seccion, 'registro')!
+    return csv(writeRegistroComprasCsv(seccion, copia.compras.secciones[seccion].detalle), `${base}_${seccion.toUpperCase()}_${empresa.rut}_${input.periodo}.csv`)
+  }
+  const { registroComprasXlsx, registroVentasXlsx } = await import('../sheets/rcv-xlsx')
+  const owner = { rut: empresa.rut, razonSocial: empresa.razon_social }
+  const bytes = input.registro === 'compras' ? await registroComprasXlsx(copia.compras, owner) : await registroVentasXlsx(copia.ventas, owner)
+  return { bytes, contentType: XLSX_TYPE, fileName: `${base}_${empresa.rut}_${input.periodo}.xlsx` }
 }

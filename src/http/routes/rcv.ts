@@ -6,10 +6,9 @@ import { parseLimit } from '../../contracts/pagination'
 import {
   ConciliacionSchema, CsvComprasQuery, DetalleRcvListSchema, EstadoRcvSchema, F29Schema, ListarComprasRcvQuery, ListarVentasRcvQuery,
 } from '../../contracts/rcv'
-import { writeRegistroComprasCsv, writeRegistroVentasCsv } from '../../domain/rcv'
 import { conciliacionDe, f29De } from '../../services/cierre-mes'
 import type { Deps } from '../../services/deps'
-import { checkSeccion, copiaDe, empresaOf, estadoRcv, listarDetalles, solicitarSincronizacion } from '../../services/rcv'
+import { archivoRcv, estadoRcv, listarDetalles, solicitarSincronizacion, type ArchivoRcv } from '../../services/rcv'
 import { credentialOf } from '../request-context'
 
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Cierre del mes'], 'x-timbre-extension': true }) as Record<string, unknown>
@@ -17,10 +16,10 @@ const json = (schema: unknown, description: string) => ({ description, content: 
 const PERIODO = { name: 'periodo', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9]{6}$' }, description: 'Período tributario AAAAMM.' }
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 
-/** A file to download: the name carries the company's RUT and the period, as the SII names its own exports. */
-function download(bytes: Uint8Array | string, contentType: string, fileName: string): Response {
-  return new Response(typeof bytes === 'string' ? bytes : Buffer.from(bytes), {
-    headers: { 'content-type': contentType, 'content-disposition': `attachment; filename="${fileName}"` },
+/** A file to download, named by the service. */
+function download(file: ArchivoRcv): Response {
+  return new Response(Buffer.from(file.bytes), {
+    headers: { 'content-type': file.contentType, 'content-disposition': `attachment; filename="${file.fileName}"` },
   })
 }
 
@@ -88,13 +87,8 @@ export const rcvRoutes = (deps: Deps) =>
       )
       .get(
         '/:periodo/compras.csv',
-        ({ request, params, query }) => {
-          const { empresaId } = credentialOf(request)
-          const seccion = checkSeccion(query.seccion, 'registro')!
-          const copia = copiaDe(deps, { empresaId, periodo: params.periodo })
-          const empresa = empresaOf(deps, empresaId)
-          return download(writeRegistroComprasCsv(seccion, copia.compras.secciones[seccion].detalle), 'text/csv; charset=utf-8', `RCV_COMPRA_${seccion.toUpperCase()}_${empresa.rut}_${params.periodo}.csv`)
-        },
+        async ({ request, params, query }) =>
+          download(await archivoRcv(deps, { empresaId: credentialOf(request).empresaId, periodo: params.periodo, registro: 'compras', formato: 'csv', seccion: query.seccion })),
         {
           query: CsvComprasQuery,
           detail: extension({
@@ -107,12 +101,8 @@ export const rcvRoutes = (deps: Deps) =>
       )
       .get(
         '/:periodo/ventas.csv',
-        ({ request, params }) => {
-          const { empresaId } = credentialOf(request)
-          const copia = copiaDe(deps, { empresaId, periodo: params.periodo })
-          const empresa = empresaOf(deps, empresaId)
-          return download(writeRegistroVentasCsv(copia.ventas.detalle), 'text/csv; charset=utf-8', `RCV_VENTA_${empresa.rut}_${params.periodo}.csv`)
-        },
+        async ({ request, params }) =>
+          download(await archivoRcv(deps, { empresaId: credentialOf(request).empresaId, periodo: params.periodo, registro: 'ventas', formato: 'csv' })),
         {
           detail: extension({
             operationId: 'descargarVentasRcvCsv',
@@ -124,14 +114,8 @@ export const rcvRoutes = (deps: Deps) =>
       )
       .get(
         '/:periodo/compras.xlsx',
-        async ({ request, params }) => {
-          const { empresaId } = credentialOf(request)
-          const copia = copiaDe(deps, { empresaId, periodo: params.periodo })
-          const empresa = empresaOf(deps, empresaId)
-          const { registroComprasXlsx } = await import('../../sheets/rcv-xlsx')
-          const bytes = await registroComprasXlsx(copia.compras, { rut: empresa.rut, razonSocial: empresa.razon_social })
-          return download(bytes, XLSX, `RCV_COMPRA_${empresa.rut}_${params.periodo}.xlsx`)
-        },
+        async ({ request, params }) =>
+          download(await archivoRcv(deps, { empresaId: credentialOf(request).empresaId, periodo: params.periodo, registro: 'compras', formato: 'xlsx' })),
         {
           detail: extension({
             operationId: 'descargarComprasRcvXlsx',
@@ -143,14 +127,8 @@ export const rcvRoutes = (deps: Deps) =>
       )
       .get(
         '/:periodo/ventas.xlsx',
-        async ({ request, params }) => {
-          const { empresaId } = credentialOf(request)
-          const copia = copiaDe(deps, { empresaId, periodo: params.periodo })
-          const empresa = empresaOf(deps, empresaId)
-          const { registroVentasXlsx } = await import('../../sheets/rcv-xlsx')
-          const bytes = await registroVentasXlsx(copia.ventas, { rut: empresa.rut, razonSocial: empresa.razon_social })
-          return download(bytes, XLSX, `RCV_VENTA_${empresa.rut}_${params.periodo}.xlsx`)
-        },
+        async ({ request, params }) =>
+          download(await archivoRcv(deps, { empresaId: credentialOf(request).empresaId, periodo: params.periodo, registro: 'ventas', formato: 'xlsx' })),
         {
           detail: extension({
             operationId: 'descargarVentasRcvXlsx',
