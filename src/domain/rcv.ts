@@ -340,14 +340,14 @@ class Campos {
   }
 }
 
-function fechaIso(text: string): string | null {
+export function fechaIso(text: string): string | null {
   const m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(text)
   if (m === null) return null
   const iso = `${m[3]}-${m[2]}-${m[1]}`
   return isRealDate(iso) ? iso : null
 }
 
-function fechaHoraIso(text: string): string | null {
+export function fechaHoraIso(text: string): string | null {
   const m = /^(\d{2}\/\d{2}\/\d{4}) (\d{2}):(\d{2}):(\d{2})$/.exec(text)
   const fecha = m === null ? null : fechaIso(m[1] ?? '')
   if (m === null || fecha === null) return null

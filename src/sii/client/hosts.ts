@@ -1,5 +1,6 @@
 // Where each SII call goes. The real SII splits its services over hosts by environment (docs/sii-protocol.md §6.1, §7.3); an
 // origin from `--sii` (DESIGN §2) takes every call, with the SII's own paths, so the simulator needs one port only.
+import { PORTAL_HOSTS } from '../portal-protocol'
 import { REGISTRO_RECLAMO_PATH } from '../registro-reclamo-protocol'
 
 export type Ambiente = 'certificacion' | 'produccion'
@@ -79,4 +80,21 @@ export function registroReclamoEndpoint(target: HostTarget, ambiente: Ambiente):
   if (target.kind === 'sii') return { url: REGISTRO_RECLAMO_ORIGIN[ambiente] + path, tokenOrigin: SII_ORIGINS.produccion.soap }
   const one = target.origin.replace(/\/+$/, '')
   return { url: one + path, tokenOrigin: one }
+}
+
+/** The SII portal's hosts (src/sii/portal/): login by certificate, logout, and the RCV's data service. */
+export interface PortalOrigins {
+  readonly login: string
+  readonly logout: string
+  readonly rcv: string
+}
+
+/**
+ * Where the portal calls go. The real SII has one portal for both ambientes (the RCV is producción's only: research
+ * §2.2), so only the target decides; an origin target (the simulator) serves the three with the SII's paths.
+ */
+export function portalOrigins(target: HostTarget): PortalOrigins {
+  if (target.kind === 'sii') return PORTAL_HOSTS
+  const origin = target.origin.replace(/\/+$/, '')
+  return { login: origin, logout: origin, rcv: origin }
 }
