@@ -12,11 +12,12 @@ describe('retry schedule', () => {
 })
 
 describe('event names', () => {
-  test('the six of spec §6, then the exchange of DESIGN §13, then the instance\'s backups (DESIGN §18)', () => {
+  test('the six of spec §6, then the exchange of DESIGN §13, the instance\'s backups (DESIGN §18), the month\'s close (DESIGN §16)', () => {
     expect([...EVENT_TYPES]).toEqual([
       'dte.created', 'dte.accepted', 'dte.rejected', 'dte.repaired', 'caf.low_stock', 'certificado.expiring',
       'recibido.created', 'recibido.plazo_por_vencer', 'recibido.accion', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
       'backup.failed',
+      'rcv.sincronizado',
     ])
     expect(isEventType('dte.created')).toBe(true)
     expect(isEventType('ping')).toBe(false)
