@@ -77,7 +77,7 @@ const OPERATIONS: Readonly<Record<string, (ctx: SimulatorContext, q: Consulta, n
   [FACADE_OPS.solicitarDiferida]: (ctx, q, now, metaData) => {
     if (q.codTipoDoc === null) return answer(metaData, 1, 'Falta el tipo de documento')
     const idSolicitud = ctx.store.insertRcvSolicitud({
-      rut_emisor: q.rut, periodo: q.periodo, operacion: q.operacion, estado_contab: q.seccion ?? '', tipo_doc: q.codTipoDoc,
+      rut_emisor: q.rut, periodo: q.periodo, operacion: q.operacion, estado_contab: q.seccion === null ? '' : ESTADO_CONTAB[q.seccion], tipo_doc: q.codTipoDoc,
       created_at: now.getTime(), is_eterna: ctx.store.takeFalla('diferida_eterna'),
     })
     return answer(metaData, 0, 'Ok', { idSolicitud })
