@@ -14,6 +14,7 @@ import { RCV_COMMANDS } from './cli/rcv'
 import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { siiSimulatorSet } from './cli/sii-simulator-set'
 import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
+import { SII_SIMULATOR_RCV_COMMANDS } from './cli/sii-simulator-rcv'
 import { stop } from './cli/stop'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
@@ -43,6 +44,7 @@ const COMMANDS: readonly Command[] = [
   ...CERTIFICACION_COMMANDS,
   ...RCV_COMMANDS,
   siiSimulatorIntercambio,
+  ...SII_SIMULATOR_RCV_COMMANDS,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
   contribuyentesImport,
@@ -55,13 +57,17 @@ function generalHelp(): string {
   return `Timbre ${VERSION}: facturación electrónica chilena (DTE) autoalojada.\n\nUso: timbre [comando] [opciones]   (sin comando: serve)\n\nComandos:\n${lines.join('\n')}\n\n'timbre COMANDO --help' muestra las opciones de cada uno.\n`
 }
 
-/** The longest command name that prefixes argv: 'empresa create' before 'empresa'. */
+/**
+ * The longest command name that prefixes argv: 'empresa create' before 'empresa', 'sii-simulator rcv add' before
+ * 'sii-simulator'. Two or more words naming a group but no command ('sii-simulator rcv') are that group's help.
+ */
 function findCommand(argv: readonly string[]): { command: Command | null; rest: readonly string[]; group: string | null } {
-  const words = argv.slice(0, 2).filter((w) => !w.startsWith('-'))
+  const words = argv.slice(0, 3).filter((w) => !w.startsWith('-'))
   for (let n = words.length; n >= 1; n--) {
     const name = words.slice(0, n).join(' ')
     const command = COMMANDS.find((c) => c.name === name)
     if (command) return { command, rest: argv.slice(n), group: null }
+    if (n >= 2 && COMMANDS.some((c) => c.name.startsWith(`${name} `))) return { command: null, rest: argv, group: name }
   }
   if (words.length === 0) return { command: serve, rest: argv, group: null }
   const group = COMMANDS.some((c) => c.name.startsWith(`${words[0]} `)) ? words[0]! : null
@@ -89,7 +95,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (argv[0] === '--version') argv = ['version']
   const { command, rest, group } = findCommand(argv)
   if (!command) {
-    if (group && !rest.slice(1).some((a) => !a.startsWith('-'))) {
+    if (group && !rest.slice(group.split(' ').length).some((a) => !a.startsWith('-'))) {
       process.stdout.write(groupHelp(group))
       return rest.includes('--help') ? 0 : 2
     }

@@ -16,6 +16,14 @@ export interface SimulatorContext {
   /** From upload to the final state; fixed per envelope when it is stored. */
   readonly processingDelayMs: number
   readonly log: (event: string, fields: object) => void
+  /** The portal's login by certificate (portal-login.ts): its TLS listener, started at the first login. */
+  readonly portal: PortalAccess
+}
+
+/** What the plain origin's routes need of the portal's TLS listener (server.ts starts it, rcv-service.ts redirects to it). */
+export interface PortalAccess {
+  /** The listener's port; the first call starts it. */
+  tlsPort(): Promise<number>
 }
 
 /** One endpoint of a channel: which requests it takes, and how it answers them. */

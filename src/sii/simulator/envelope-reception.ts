@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto'
 import { normalizeRut, parseRut } from '../../domain/rut'
 import type { SimulatorContext } from './channel'
+import { documentoRcvOf } from './rcv-registers'
 import { decideDocuments, type DocumentVerdict, type ReadEnvelope } from './checks'
 import type { Channel, DocumentoRow, EnvioRow, StoredRejection } from './store'
 
@@ -122,7 +123,12 @@ export function recordEnvelope(ctx: SimulatorContext, channel: Channel, envelope
     rut_receptor: normalizeRut(v.fields.rutReceptor) ?? v.fields.rutReceptor, fecha_emision: v.fields.fechaEmision, monto: v.fields.montoTotal,
     estado: v.estado, errors: v.errors,
   }))
-  ctx.store.insertEnvio(envio, documentos)
+  // The registers' amounts, of the documents the SII took (verdicts follow read.dtes one for one; rcv-registers.ts).
+  const rcv = new Map(documentos.flatMap((d, i) => {
+    const element = read?.dtes[i]?.element
+    return d.estado !== 'RCH' && element !== undefined ? [[d.position, documentoRcvOf(element)] as const] : []
+  }))
+  ctx.store.insertEnvio(envio, documentos, rcv)
   ctx.log('sii_simulator.envio', { channel, track_id: trackId, rejection: rejection?.estado ?? null, documentos: documentos.map((d) => `${d.tipo}/${d.folio}:${d.estado}`) })
   return { trackId, isRepeat: false }
 }

@@ -4,12 +4,17 @@
 // host at it. The wire contract is docs/decisions/simulator.md "Wire contract". This file starts the server, draws
 // the faults and routes; each channel answers in its own module, cut as src/sii/client/ is: soap-service.ts (DTEWS),
 // upload-service.ts (DTEUpload), boleta-service.ts (the boleta REST API), registro-reclamo-service.ts
-// (RegistroReclamoDTE of ws1/ws2).
+// (RegistroReclamoDTE of ws1/ws2), rcv-service.ts (the portal's login, logout and RCV data service; its TLS listener
+// for the certificate is portal-login.ts).
 import { authorityKeys } from '../../xml/authority-keys'
-import { MAX_ENVELOPE_BYTES, type Route, type SimulatorContext } from './channel'
+import { MAX_ENVELOPE_BYTES, type PortalAccess, type Route, type SimulatorContext } from './channel'
 import { DEFAULT_HANG_MS, drawFault, faultResponse, Hangs, type FaultOptions } from './faults'
 import { textResponse } from './http-responses'
+import type { PortalListener } from './portal-login'
 import { SimulatorStore } from './store'
+
+/** portal-login.ts DEFAULT_SESSION_CAP, repeated so starting the server does not load the portal (forge, TLS). */
+const DEFAULT_SESSION_CAP = 3
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
@@ -25,6 +30,8 @@ export interface SimulatorOptions {
   /** Draws for faults only (one per request when any rate is above 0), so tests can seed them. */
   readonly random?: () => number
   readonly log?: (event: string, fields: object) => void
+  /** Open portal sessions per certificate holder's RUT before a login gets the cap page. Default 3 (portal-login.ts). */
+  readonly portalSessionCap?: number
 }
 
 export interface RunningSimulator {
@@ -44,29 +51,33 @@ let routes: Promise<readonly Route[]> | undefined
  * simulator is never called (most of the time at rest) should not hold in memory (issue 17).
  */
 function channelRoutes(): Promise<readonly Route[]> {
-  routes ??= Promise.all([import('./soap-service'), import('./upload-service'), import('./boleta-service'), import('./registro-reclamo-service')])
-    .then(([soap, upload, boleta, registro]) => [...soap.SOAP_ROUTES, ...upload.UPLOAD_ROUTES, ...boleta.BOLETA_ROUTES, ...registro.REGISTRO_RECLAMO_ROUTES])
+  routes ??= Promise.all([import('./soap-service'), import('./upload-service'), import('./boleta-service'), import('./registro-reclamo-service'), import('./rcv-service')])
+    .then(([soap, upload, boleta, registro, rcv]) => [...soap.SOAP_ROUTES, ...upload.UPLOAD_ROUTES, ...boleta.BOLETA_ROUTES, ...registro.REGISTRO_RECLAMO_ROUTES, ...rcv.RCV_ROUTES])
   return routes
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const store = new SimulatorStore(opts.dataDir ?? null)
+  const hostname = opts.hostname ?? '127.0.0.1'
+  const portal = new LazyPortal(hostname, opts.portalSessionCap ?? DEFAULT_SESSION_CAP)
   const ctx: SimulatorContext = {
     store,
-    clock: opts.clock ?? (() => new Date()),
+    clock: shiftedClock(opts.clock ?? (() => new Date()), store),
     authorityKeys: authorityKeys({ allowSimulator: true }),
     processingDelayMs: opts.processingDelayMs ?? DEFAULT_PROCESSING_DELAY_MS,
     log: (event, fields) => opts.log?.(event, fields),
+    portal,
   }
   const hangs = new Hangs()
   const handle = requestHandler(ctx, opts, hangs)
   const server = Bun.serve({
-    hostname: opts.hostname ?? '127.0.0.1',
+    hostname,
     port: opts.port ?? 0,
     maxRequestBodySize: MAX_ENVELOPE_BYTES + 1024 * 1024,
     fetch: (req, srv) => handle(req, (seconds) => srv.timeout(req, seconds)),
   })
   const port = server.port ?? 0
+  portal.bind(ctx, port)
   const url = `http://${server.hostname === '::1' ? '[::1]' : server.hostname}:${port}`
   ctx.log('sii_simulator.started', { url })
   let stopping: Promise<void> | null = null
@@ -76,12 +87,50 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     stop() {
       stopping ??= (async () => {
         hangs.releaseAll()
-        await server.stop(true)
+        await Promise.all([server.stop(true), portal.stop()])
         store.close()
         ctx.log('sii_simulator.stopped', { url })
       })()
       return stopping
     },
+  }
+}
+
+/**
+ * The simulator's clock: the base clock (the system's, Timbre's in `serve`, a test's) plus the offset
+ * `sii-simulator reloj` keeps in the store, read at every reading (one indexed SELECT) so a running simulator follows
+ * the CLI at once. Everything the simulator decides by time follows it: states, tokens, the 8 days, sessions, downloads.
+ */
+function shiftedClock(base: () => Date, store: SimulatorStore): () => Date {
+  return () => {
+    const offsetMs = store.clockOffsetMs()
+    const now = base()
+    return offsetMs === 0 ? now : new Date(now.getTime() + offsetMs)
+  }
+}
+
+/** The portal's TLS listener, started at the first login (most simulators never see one) and stopped with the server. */
+class LazyPortal implements PortalAccess {
+  private listener: Promise<PortalListener> | null = null
+  private target: { ctx: SimulatorContext; plainPort: number } | null = null
+
+  constructor(private readonly hostname: string, private readonly sessionCap: number) {}
+
+  bind(ctx: SimulatorContext, plainPort: number): void {
+    this.target = { ctx, plainPort }
+  }
+
+  tlsPort(): Promise<number> {
+    const target = this.target
+    if (target === null) throw new Error('portal used before the server started')
+    this.listener ??= import('./portal-login').then((m) => m.startPortalListener(target.ctx, { hostname: this.hostname, plainPort: target.plainPort, sessionCap: this.sessionCap }))
+    return this.listener.then((l) => l.port)
+  }
+
+  async stop(): Promise<void> {
+    const listener = this.listener
+    this.listener = null
+    if (listener !== null) await (await listener).stop()
   }
 }
 

@@ -177,6 +177,102 @@ CREATE TABLE IF NOT EXISTS set_caso (
 );
 `
 
+// The portal and the RCV (docs/decisions/simulator.md "Portal y RCV"): what the simulator keeps of each accepted
+// document for its registers (the amounts the documento table does not hold), the portal's sessions, the deferred
+// downloads, rows added by `sii-simulator rcv add`, and the settings and faults the CLI switches on a running simulator.
+const RCV_SCHEMA = `
+CREATE TABLE IF NOT EXISTS documento_rcv (
+  track_id TEXT NOT NULL, position INTEGER NOT NULL, razon_social_emisor TEXT NOT NULL, razon_social_receptor TEXT NOT NULL,
+  monto_exento INTEGER, monto_neto INTEGER, monto_iva INTEGER, monto_total INTEGER NOT NULL, iva_retenido_total INTEGER,
+  tipo_ref INTEGER, folio_ref INTEGER, PRIMARY KEY (track_id, position)
+);
+CREATE TABLE IF NOT EXISTS portal_sesion (
+  token TEXT PRIMARY KEY, rut TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, ended_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS portal_sesion_rut ON portal_sesion (rut);
+CREATE TABLE IF NOT EXISTS rcv_solicitud (
+  id TEXT PRIMARY KEY, rut_emisor TEXT NOT NULL, periodo TEXT NOT NULL, operacion TEXT NOT NULL, estado_contab TEXT NOT NULL,
+  tipo_doc INTEGER NOT NULL, created_at INTEGER NOT NULL, is_eterna INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rcv_fila (
+  rut_empresa TEXT NOT NULL, registro TEXT NOT NULL, tipo INTEGER NOT NULL, rut TEXT NOT NULL, razon_social TEXT NOT NULL,
+  folio INTEGER NOT NULL, fecha_emision TEXT NOT NULL, fecha_recepcion TEXT NOT NULL, monto_exento INTEGER NOT NULL,
+  monto_neto INTEGER NOT NULL, monto_iva INTEGER NOT NULL, monto_total INTEGER NOT NULL, seccion TEXT, added_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rcv_fila_empresa ON rcv_fila (rut_empresa, fecha_emision);
+CREATE TABLE IF NOT EXISTS ajuste (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS falla (tipo TEXT PRIMARY KEY, veces INTEGER NOT NULL);
+`
+
+/** What the registers show of an accepted document beyond the documento row, read from its DTE at reception. */
+export interface DocumentoRcvRow {
+  readonly razon_social_emisor: string
+  readonly razon_social_receptor: string
+  readonly monto_exento: number | null
+  readonly monto_neto: number | null
+  readonly monto_iva: number | null
+  readonly monto_total: number
+  /** ImptoReten TipoImp 15 of a factura de compra (46). */
+  readonly iva_retenido_total: number | null
+  /** First Referencia of a note: TpoDocRef (numeric) and FolioRef. */
+  readonly tipo_ref: number | null
+  readonly folio_ref: number | null
+}
+
+/** An accepted document of a company (issuer or receptor) with its envelope and what the registers show of it. */
+export interface DocumentoRegistrado {
+  readonly documento: DocumentoRow
+  readonly envio: EnvioRow
+  /** Null for documents received before the simulator kept these (then only MntTotal is known). */
+  readonly rcv: DocumentoRcvRow | null
+}
+
+/** A session of the portal (login by certificate). Open while not ended and used within its idle limit. */
+export interface PortalSesionRow {
+  readonly token: string
+  readonly rut: string
+  readonly created_at: number
+  readonly last_used_at: number
+  readonly ended_at: number | null
+}
+
+/** A deferred download requested through solicitarDescargaDiferida. */
+export interface RcvSolicitudRow {
+  readonly id: string
+  readonly rut_emisor: string
+  readonly periodo: string
+  readonly operacion: string
+  readonly estado_contab: string
+  readonly tipo_doc: number
+  readonly created_at: number
+  /** The `diferida_eterna` fault was on when it was requested: it never finishes. */
+  readonly is_eterna: boolean
+}
+
+/** A row added by `sii-simulator rcv add`: a document issued outside Timbre, in a company's register. */
+export interface RcvFilaRow {
+  readonly rut_empresa: string
+  readonly registro: 'compras' | 'ventas'
+  readonly tipo: number
+  readonly rut: string
+  readonly razon_social: string
+  readonly folio: number
+  readonly fecha_emision: string
+  /** Santiago wall clock, `YYYY-MM-DDTHH:MM:SS`. */
+  readonly fecha_recepcion: string
+  readonly monto_exento: number
+  readonly monto_neto: number
+  readonly monto_iva: number
+  readonly monto_total: number
+  /** Compras only; null: the 8-day rule decides. */
+  readonly seccion: 'registro' | 'pendiente' | 'no_incluir' | 'reclamado' | null
+  readonly added_at: number
+}
+
+/** The faults the CLI switches on (`sii-simulator rcv falla`), each for a number of uses (0: until removed). */
+export const FALLAS_PORTAL = ['sesion_expirada', 'tope_sesiones', 'diferida_eterna', 'respuesta_malformada'] as const
+export type FallaPortal = (typeof FALLAS_PORTAL)[number]
+
 /**
  * Números de atención of generated sets start here: the SII's own were near 4.9 million in 2026 (research §1.3), so a
  * real set recorded with `--from` does not meet a generated one's number for years.
@@ -189,6 +285,7 @@ const COUNTER_START: Readonly<Record<string, number>> = {
   soap_track_id: 100_000_000,
   rest_track_id: 100_000_000_000_000,
   atencion: 0,
+  rcv_solicitud: 0,
 }
 
 export class SimulatorStore {
@@ -210,6 +307,7 @@ export class SimulatorStore {
     this.db.exec('PRAGMA synchronous = NORMAL')
     this.db.exec(SCHEMA)
     this.db.exec(SET_SCHEMA)
+    this.db.exec(RCV_SCHEMA)
   }
 
   close(): void {
@@ -256,7 +354,7 @@ export class SimulatorStore {
   }
 
   /** The envelope and its documents in one transaction: a folio is "received" exactly when its envelope is. */
-  insertEnvio(envio: EnvioRow, documentos: readonly DocumentoRow[]): void {
+  insertEnvio(envio: EnvioRow, documentos: readonly DocumentoRow[], rcv: ReadonlyMap<number, DocumentoRcvRow> = new Map()): void {
     this.db.transaction(() => {
       this.db
         .query('INSERT INTO envio (track_id, channel, sha256, rut_emisor, rut_envia, file_name, received_at, delay_ms, rejection) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
@@ -265,6 +363,10 @@ export class SimulatorStore {
       const insert = this.db.query('INSERT INTO documento (track_id, position, rut_emisor, tipo, folio, rut_receptor, fecha_emision, monto, estado, errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
       for (const d of documentos) {
         insert.run(d.track_id, d.position, d.rut_emisor, d.tipo, d.folio, d.rut_receptor, d.fecha_emision, d.monto, d.estado, JSON.stringify(d.errors))
+      }
+      const insertRcv = this.db.query('INSERT INTO documento_rcv (track_id, position, razon_social_emisor, razon_social_receptor, monto_exento, monto_neto, monto_iva, monto_total, iva_retenido_total, tipo_ref, folio_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      for (const [position, m] of rcv) {
+        insertRcv.run(envio.track_id, position, m.razon_social_emisor, m.razon_social_receptor, m.monto_exento, m.monto_neto, m.monto_iva, m.monto_total, m.iva_retenido_total, m.tipo_ref, m.folio_ref)
       }
     })()
   }
@@ -381,6 +483,119 @@ export class SimulatorStore {
   findLibroByBytes(sha256: string): LibroRow | null {
     const row = this.db.query<RawLibro, [string]>('SELECT * FROM libro WHERE sha256 = ?').get(sha256)
     return row === null ? null : libroOf(row)
+  }
+
+  // ---------------------------------------------------------------------------------------------- portal and RCV
+
+  /**
+   * Documents the SII accepted (DOK, RPR, RLV) that `rut` issued or received, emitted in `mes` (`YYYY-MM`), in order of
+   * reception, with their envelope and amounts. Whether each envelope is final is the caller's (states.ts).
+   */
+  documentosRegistrados(rut: string, mes: string): DocumentoRegistrado[] {
+    const rows = this.db
+      .query<RawDocumento & { readonly _rowid: number }, [string, string, string]>(
+        "SELECT d.*, d.rowid AS _rowid FROM documento d WHERE d.estado IN ('DOK', 'RPR', 'RLV') AND (d.rut_emisor = ? OR d.rut_receptor = ?) AND substr(d.fecha_emision, 1, 7) = ? ORDER BY d.rowid",
+      )
+      .all(rut, rut, mes)
+    return rows.flatMap(({ _rowid: _, ...raw }) => {
+      const envio = this.db.query<RawEnvio, [string]>('SELECT * FROM envio WHERE track_id = ?').get(raw.track_id)
+      const rcv = this.db.query<DocumentoRcvRow, [string, number]>(
+        'SELECT razon_social_emisor, razon_social_receptor, monto_exento, monto_neto, monto_iva, monto_total, iva_retenido_total, tipo_ref, folio_ref FROM documento_rcv WHERE track_id = ? AND position = ?',
+      ).get(raw.track_id, raw.position)
+      return envio === null ? [] : [{ documento: documentoOf(raw), envio: envioOf(envio), rcv }]
+    })
+  }
+
+  /** Opens a portal session for `rut` unless `cap` sessions of it are open at `now` (idle at most `idleMs`); in one IMMEDIATE transaction. */
+  openPortalSesion(token: string, rut: string, now: number, idleMs: number, cap: number): boolean {
+    return this.db.transaction(() => {
+      const open = this.db
+        .query<{ n: number }, [string, number]>('SELECT count(*) AS n FROM portal_sesion WHERE rut = ? AND ended_at IS NULL AND last_used_at >= ?')
+        .get(rut, now - idleMs)
+      if ((open?.n ?? 0) >= cap) return false
+      this.db.query('INSERT INTO portal_sesion (token, rut, created_at, last_used_at) VALUES (?, ?, ?, ?)').run(token, rut, now, now)
+      return true
+    }).immediate()
+  }
+
+  /** The session if open at `now`, its idle time restarted; null when unknown, ended or idle longer than `idleMs`. */
+  usePortalSesion(token: string, now: number, idleMs: number): PortalSesionRow | null {
+    return this.db
+      .query<PortalSesionRow, [number, string, number]>(
+        'UPDATE portal_sesion SET last_used_at = ?1 WHERE token = ?2 AND ended_at IS NULL AND last_used_at >= ?3 RETURNING token, rut, created_at, last_used_at, ended_at',
+      )
+      .get(now, token, now - idleMs)
+  }
+
+  endPortalSesion(token: string, now: number): void {
+    this.db.query('UPDATE portal_sesion SET ended_at = ? WHERE token = ? AND ended_at IS NULL').run(now, token)
+  }
+
+  insertRcvSolicitud(row: Omit<RcvSolicitudRow, 'id'>): string {
+    const id = String(this.next('rcv_solicitud'))
+    this.db
+      .query('INSERT INTO rcv_solicitud (id, rut_emisor, periodo, operacion, estado_contab, tipo_doc, created_at, is_eterna) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(id, row.rut_emisor, row.periodo, row.operacion, row.estado_contab, row.tipo_doc, row.created_at, row.is_eterna ? 1 : 0)
+    return id
+  }
+
+  findRcvSolicitud(id: string): RcvSolicitudRow | null {
+    const row = this.db.query<Omit<RcvSolicitudRow, 'is_eterna'> & { is_eterna: number }, [string]>('SELECT * FROM rcv_solicitud WHERE id = ?').get(id)
+    return row === null ? null : { ...row, is_eterna: row.is_eterna === 1 }
+  }
+
+  /** Adds rows to companies' registers, all or none. */
+  insertRcvFilas(rows: readonly RcvFilaRow[]): void {
+    this.db.transaction(() => {
+      const insert = this.db.query(
+        'INSERT INTO rcv_fila (rut_empresa, registro, tipo, rut, razon_social, folio, fecha_emision, fecha_recepcion, monto_exento, monto_neto, monto_iva, monto_total, seccion, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      for (const r of rows) {
+        insert.run(r.rut_empresa, r.registro, r.tipo, r.rut, r.razon_social, r.folio, r.fecha_emision, r.fecha_recepcion, r.monto_exento, r.monto_neto, r.monto_iva, r.monto_total, r.seccion, r.added_at)
+      }
+    }).immediate()
+  }
+
+  /** Rows added for a company, emitted in `mes` (`YYYY-MM`), in the order added. */
+  rcvFilasOf(rut: string, mes: string): RcvFilaRow[] {
+    return this.db
+      .query<RcvFilaRow, [string, string]>('SELECT * FROM rcv_fila WHERE rut_empresa = ? AND substr(fecha_emision, 1, 7) = ? ORDER BY rowid')
+      .all(rut, mes)
+  }
+
+  /** The simulator clock's offset from its base clock, ms (`sii-simulator reloj`). */
+  clockOffsetMs(): number {
+    const row = this.db.query<{ value: string }, []>("SELECT value FROM ajuste WHERE name = 'clock_offset_ms'").get()
+    return row === null ? 0 : Number(row.value)
+  }
+
+  setClockOffsetMs(ms: number): void {
+    this.db.query("INSERT INTO ajuste (name, value) VALUES ('clock_offset_ms', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run(String(ms))
+  }
+
+  /** Switches a fault on for `veces` uses (0: until removed), replacing what was left of it. */
+  setFalla(tipo: FallaPortal, veces: number): void {
+    this.db.query('INSERT INTO falla (tipo, veces) VALUES (?, ?) ON CONFLICT (tipo) DO UPDATE SET veces = excluded.veces').run(tipo, veces)
+  }
+
+  /** True when the fault was on; false when it was not. */
+  removeFalla(tipo: FallaPortal): boolean {
+    return this.db.query('DELETE FROM falla WHERE tipo = ?').run(tipo).changes === 1
+  }
+
+  fallas(): Array<{ tipo: FallaPortal; veces: number }> {
+    return this.db.query<{ tipo: FallaPortal; veces: number }, []>('SELECT tipo, veces FROM falla ORDER BY tipo').all()
+  }
+
+  /** Uses the fault once when it is on: true when this request meets it. Atomic, so two requests never share the last use. */
+  takeFalla(tipo: FallaPortal): boolean {
+    return this.db.transaction(() => {
+      const row = this.db.query<{ veces: number }, [string]>('SELECT veces FROM falla WHERE tipo = ?').get(tipo)
+      if (row === null) return false
+      if (row.veces === 1) this.db.query('DELETE FROM falla WHERE tipo = ?').run(tipo)
+      else if (row.veces > 1) this.db.query('UPDATE falla SET veces = veces - 1 WHERE tipo = ?').run(tipo)
+      return true
+    }).immediate()
   }
 }
 
