@@ -6,6 +6,8 @@ import { join } from 'node:path'
 import { santiagoDate } from '../../src/clock'
 import { facturaSimple, issue, signer, storedXml } from '../support/issuance'
 import { exportPfx, makeTestCaf, type TestCaf } from '../support/pki'
+import { claimRcvPeriodo, storeRcvCopia } from '../../src/db/rcv-store'
+import { KIND_PARAMS } from './route-table'
 import { envioDte } from '../support/received'
 import type { Tenant, TestServer } from '../support/server'
 import { API } from './route-table'
@@ -97,6 +99,28 @@ export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: s
   await created(s, 'set issued', post('/certificacion/set/emitir', { enviar: false }))
   const boletas = await created(s, 'certification boletas', post('/certificacion/boletas', { casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: `Boleta ${MARKER}`, cantidad: 1, precio: 1190 }] } }] }))
   ids.envios = boletas.envios[0].id
+
+  // The month's close (DESIGN §16): a copy of A's RCV for this month, written as a sync would (no SII traffic), so the
+  // mirror's lists and files answer A with A's rows, and B's answers can be searched for them.
+  const periodo = KIND_PARAMS.periodo!()
+  const nowIso = new Date().toISOString()
+  const detalle = {
+    tipoDoc: 33, rut: '76086428-5', razonSocial: `Proveedor ${MARKER}`, folio: 41, fechaEmision: `${periodo.slice(0, 4)}-${periodo.slice(4)}-01`,
+    fechaRecepcion: `${periodo.slice(0, 4)}-${periodo.slice(4)}-01T10:00:00`, fechaAcuse: null, fechaReclamo: null, tipoTransaccion: 'Del Giro',
+    montoExento: 0, montoNeto: 1000, montoIva: 190, montoIvaNoRecuperable: null, codigoIvaNoRecuperable: null, montoTotal: 1190,
+    montoNetoActivoFijo: null, ivaActivoFijo: null, ivaUsoComun: null, impuestoSinDerechoCredito: null, ivaNoRetenido: null, otrosImpuestos: [],
+    ivaRetenidoTotal: null, ivaRetenidoParcial: null, ivaPropio: null, ivaTerceros: null, ivaFueraPlazo: null, referencia: null,
+  }
+  const resumen = { tipoDoc: 33, cantidad: 1, montoExento: 0, montoNeto: 1000, montoIva: 190, montoIvaNoRecuperable: 0, ivaUsoComun: 0, montoTotal: 1190 }
+  claimRcvPeriodo(s.server.deps.store.db, a.empresa.id, periodo, nowIso, new Date(Date.now() + 60_000).toISOString())
+  storeRcvCopia(s.server.deps.store.db, a.empresa.id, periodo, {
+    resumen: { compras: { registro: [], pendiente: [resumen], no_incluir: [], reclamado: [] }, ventas: [resumen] },
+    detalles: [
+      { registro: 'compras', seccion: 'pendiente', n: 0, tipo_doc: 33, rut: detalle.rut, folio: 41, detalle },
+      { registro: 'ventas', seccion: 'ventas', n: 0, tipo_doc: 33, rut: detalle.rut, folio: 41, detalle },
+    ],
+    diferidas: 0,
+  }, nowIso)
 
   // The mailbox points at a closed port: saving does not connect, and the intercambio job is not due during the test.
   const inboundEmail = 'dte-a@intercambio.example.cl'

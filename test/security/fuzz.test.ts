@@ -20,7 +20,7 @@ import type { FuzzWorld, JsonSchema } from './fuzz/mutations'
 import type { RawAnswer } from './fuzz/raw-http'
 import { diffStore, snapshotStore } from './fuzz/state'
 import { buildWorld, dbPathOf, FUZZ_SERVER_FLAGS } from './fuzz/world'
-import { API, type Operation } from './route-table'
+import { API, hasPathId, KIND_PARAMS, type Operation } from './route-table'
 
 let s: TestServer
 let rx: Receiver
@@ -137,7 +137,7 @@ describe('hostile input', () => {
   test('properties: hostile JSON bodies, path ids and query values; nothing stored changes', async () => {
     const before = snapshotStore(dbPathOf(s.dataDir))
     const writes = world.ops.filter((o) => o.hasBody)
-    const withIds = world.ops.filter((o) => o.path.includes('{'))
+    const withIds = world.ops.filter((o) => hasPathId(o))
     // Lists and searches: the reads that take query parameters (a write's switch, like ?reemplazar, is its own test's).
     const withQuery = world.ops.filter((o) => o.method === 'GET' && o.query.length > 0 && !o.path.includes('{'))
     const call = async (op: Operation, path: string, init: { body?: string; headers?: Record<string, string> } = {}) => {
@@ -151,6 +151,8 @@ describe('hostile input', () => {
     }
     const fill = (op: Operation, id?: string) =>
       op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        const kind = KIND_PARAMS[name]
+        if (kind) return kind()
         const collection = op.path.split('/')[op.path.split('/').indexOf(`{${name}}`) - 1]!
         return id ?? world.ids[collection]!
       })

@@ -64,11 +64,24 @@ export function elysiaOperations(s: TestServer): string[] {
  * (`/webhooks/{id}/deliveries/{deliveryId}` → ids.webhooks, ids.deliveries). A collection with no id in `ids` throws
  * naming the operation, so a new kind of resource forces whoever adds it to give the checks one to try.
  */
+/**
+ * Path parameters that name no resource of a company: `{periodo}` is a month (DESIGN §16). They are filled with a value
+ * every company shares, so the operation is tried as one without an id.
+ */
+export const KIND_PARAMS: Readonly<Record<string, () => string>> = {
+  periodo: () => {
+    const santiago = new Date(Date.now() - 4 * 3600_000)
+    return `${santiago.getUTCFullYear()}${String(santiago.getUTCMonth() + 1).padStart(2, '0')}`
+  },
+}
+
 export function fillPath(op: Operation, ids: Readonly<Record<string, string>>): string {
   const parts = op.path.split('/')
   return parts
     .map((part, i) => {
       if (!part.startsWith('{')) return part
+      const kind = KIND_PARAMS[part.slice(1, -1)]
+      if (kind) return kind()
       const collection = parts[i - 1]!
       const id = ids[collection]
       if (id === undefined) throw new Error(`${op.name}: no resource of the company under "${collection}" to try it with; create one in test/security/company.ts`)
@@ -77,4 +90,4 @@ export function fillPath(op: Operation, ids: Readonly<Record<string, string>>): 
     .join('/')
 }
 
-export const hasPathId = (op: Operation) => op.path.includes('{')
+export const hasPathId = (op: Operation) => (op.path.match(/\{(\w+)\}/g) ?? []).some((p) => KIND_PARAMS[p.slice(1, -1)] === undefined)

@@ -68,6 +68,8 @@ const READ_STATUS: Record<string, { status: number; code?: string }> = {
   [`GET ${API}/certificacion/libros/guias`]: { status: 404, code: 'NOT_FOUND' },
   [`GET ${API}/certificacion/muestras`]: { status: 404, code: 'NOT_FOUND' },
   [`GET ${API}/certificacion/boletas/consumo-folios`]: { status: 404, code: 'NOT_FOUND' },
+  // B's RCV was never read: its lists and files are 409, never A's copy.
+  ...Object.fromEntries(['compras', 'ventas', 'compras.csv', 'ventas.csv', 'compras.xlsx', 'ventas.xlsx'].map((f) => [`GET ${API}/rcv/{periodo}/${f}`, { status: 409, code: 'RCV_NO_SINCRONIZADO' }])),
 }
 
 /**
@@ -106,6 +108,8 @@ const OWN_WRITES: Record<string, { body: () => unknown; headers?: () => Record<s
   [`POST ${API}/certificacion/intercambio`]: { body: () => ({ archivo_base64: A.sent.envelopeBase64 }), statuses: [400] },
   [`POST ${API}/certificacion/boletas`]: { body: () => ({ casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: 'Boleta de B', cantidad: 1, precio: 1190 }] } }] }), statuses: [422] },
   [`POST ${API}/certificacion/libros/enviar`]: { body: () => undefined, statuses: [404] },
+  // B asks for its own RCV (with A's PFX uploaded above, or none yet): a request of B's, never A's copy.
+  [`POST ${API}/rcv/{periodo}/sincronizar`]: { body: () => undefined, statuses: [202, 422] },
   ...Object.fromEntries(['set_pruebas', 'simulacion', 'intercambio', 'muestras', 'declaracion'].map((etapa) => [`POST ${API}/certificacion/etapas/${etapa}`, { body: () => ({ estado: 'pendiente' }), statuses: [200] }])),
 }
 

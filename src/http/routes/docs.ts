@@ -79,6 +79,9 @@ export const docsRoutes = () => {
         specPath: SPEC_PATH,
         provider: 'swagger-ui',
         exclude: [/^\/docs/],
+        // The plugin drops every path with a dot as a static file; the RCV's files (`/rcv/{periodo}/compras.csv`) are
+        // operations, and /docs (the only static files) is excluded above.
+        excludeStaticFile: false,
         documentation: {
           info: { title: 'Timbre: facturación electrónica (DTE)', version: API_VERSION, description: DESCRIPTION },
           servers: [{ url: '/' }],

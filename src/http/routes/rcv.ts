@@ -45,9 +45,9 @@ export const rcvRoutes = (deps: Deps) =>
             operationId: 'sincronizarRcv',
             summary: 'Pide leer el RCV del período en el portal del SII con el certificado de la empresa; el webhook rcv.sincronizado avisa el resultado (extensión)',
             description:
-              'Responde 202 con el estado (pendiente). El trabajo rcv abre una sesión en el portal del SII por TLS mutuo con el certificado de la empresa (nunca una clave ni un tercero), lee los resúmenes y detalles de las cuatro secciones del Registro de Compras y del Registro de Ventas (descarga diferida en los períodos grandes) y cierra la sesión. Si falla, la última copia buena se mantiene y `falla` dice por qué. 409 CERTIFICATE_REQUIRED sin certificado activo.',
+              'Responde 202 con el estado (pendiente). El trabajo rcv abre una sesión en el portal del SII por TLS mutuo con el certificado de la empresa (nunca una clave ni un tercero), lee los resúmenes y detalles de las cuatro secciones del Registro de Compras y del Registro de Ventas (descarga diferida en los períodos grandes) y cierra la sesión. Si falla, la última copia buena se mantiene y `falla` dice por qué. 422 CERTIFICATE_REQUIRED sin certificado activo.',
             parameters: [PERIODO],
-            responses: { 202: json(EstadoRcvSchema, 'Lectura pedida'), ...errorResponses(400, 409) },
+            responses: { 202: json(EstadoRcvSchema, 'Lectura pedida'), ...errorResponses(400, 422) },
           }),
         },
       )

@@ -5,7 +5,7 @@
 // change stored data, and the harness checks that nothing changed. JSON values and text come from fast-check
 // arbitraries sampled with a seed drawn from the request's own generator.
 import fc from 'fast-check'
-import type { Operation } from '../route-table'
+import { hasPathId, KIND_PARAMS, type Operation } from '../route-table'
 import type { Piece } from './raw-http'
 import { prng } from '../../support/prng'
 
@@ -466,6 +466,9 @@ function fillIds(rng: Rng, world: FuzzWorld, op: Operation, draft: Draft): strin
   return parts
     .map((part, i) => {
       if (!part.startsWith('{')) return part
+      // A month is no company's resource: it stays valid, so the draft's other faults decide the answer.
+      const kind = KIND_PARAMS[part.slice(1, -1)]
+      if (kind) return kind()
       const collection = parts[i - 1]!
       if (rng.chance(0.35)) {
         const bad = badId(rng, world, collection)
@@ -495,7 +498,7 @@ function forceRefusal(rng: Rng, world: FuzzWorld, op: Operation, draft: Draft): 
       draft.reasons.add('credential')
     },
   ]
-  if (op.path.includes('{') && !draft.reasons.has('method'))
+  if (hasPathId(op) && !draft.reasons.has('method'))
     options.push(() => {
       const [path, query] = draft.target.split('?') as [string, string | undefined]
       const segments = path.split('/')
@@ -623,7 +626,7 @@ export function buildCase(world: FuzzWorld, seed: number, index: number): FuzzCa
     const served = draft.method === 'HEAD' ? 'GET' : draft.method
     if (!world.ops.some((o) => o.path === op.path && o.method === served)) draft.reasons.add('method')
   }
-  const hasPathIds = op.path.includes('{')
+  const hasPathIds = hasPathId(op)
   draft.target = fillIds(rng, world, op, draft) + queryFor(rng, op, draft.faults)
   hostHeader(rng, world, draft)
   credential(rng, world, op, draft, hasPathIds)
