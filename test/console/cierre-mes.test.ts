@@ -99,10 +99,10 @@ describe('the company view', () => {
     expect(text).toMatch(/Leída del SII \d{2}-\d{2}-\d{4} \d{2}:\d{2}/)
     // The summaries are the SII's per type: one purchase of 119.000, two sales of 297.500 in all.
     const compras = textOf(elementOf(page.html, 'resumen-compras-registro'))
-    expect(compras).toContain(`33 ${TIPOS[33].nombre} 1 `)
+    expect(compras).toContain(`33 ${TIPOS[33].nombre} · 1 documento 1 `)
     expect(compras).toContain(formatPesos(119_000))
     const ventas = textOf(elementOf(page.html, 'resumen-ventas'))
-    expect(ventas).toContain(`33 ${TIPOS[33].nombre} 2 `)
+    expect(ventas).toContain(`33 ${TIPOS[33].nombre} · 2 documentos 2 `)
     expect(ventas).toContain(formatPesos(47_500))
     expect(ventas).toContain(formatPesos(297_500))
     expect(textOf(elementOf(page.html, 'resumen-compras-pendiente'))).toContain('sin documentos')
@@ -252,11 +252,11 @@ describe('the administrator\'s month', () => {
       expect(text).toContain(e.t.empresa.razon_social)
       expect(text).toContain(formatRut(e.t.empresa.rut))
       expect(text).toContain(e.estado)
-      expect(textOf(/<td class="num hallazgos">.*?<\/td>/.exec(row)![0]).trim()).toBe(String(e.hallazgos))
+      expect(textOf(/<td class="num col-menor hallazgos">.*?<\/td>/.exec(row)![0]).trim()).toBe(String(e.hallazgos))
       expect(textOf(/<td class="num col-menor debito">.*?<\/td>/.exec(row)![0]).trim()).toBe(formatPesos(e.debito))
       expect(textOf(/<td class="num col-menor credito">.*?<\/td>/.exec(row)![0]).trim()).toBe(formatPesos(e.credito))
       const iva = e.debito - e.credito
-      const cell = textOf(/<td class="num iva">(.*?)<span class="solo-telefono/.exec(row)![1]!).trim()
+      const cell = textOf(/<td class="num iva">(.*?)<\/td>/.exec(row)![1]!).trim()
       expect(cell).toBe(iva < 0 ? `Remanente ${formatPesos(-iva)}` : formatPesos(iva))
     }
   })

@@ -145,7 +145,7 @@ function ResumenTable(props: { id: string; caption: string; filas: readonly Resu
         <thead>
           <tr>
             <th scope="col">Tipo</th>
-            <th scope="col" class="num">
+            <th scope="col" class="num col-menor">
               Documentos
             </th>
             <th scope="col" class="num col-menor">
@@ -173,9 +173,11 @@ function ResumenTable(props: { id: string; caption: string; filas: readonly Resu
             <tr>
               <td>
                 <abbr title={nombreTipo(r.tipoDoc)}>{r.tipoDoc}</abbr>
-                <span class="solo-telefono muted">{nombreTipo(r.tipoDoc)}</span>
+                <span class="solo-telefono muted">
+                  {nombreTipo(r.tipoDoc)} · {r.cantidad === 1 ? '1 documento' : `${r.cantidad} documentos`}
+                </span>
               </td>
-              <td class="num">{r.cantidad}</td>
+              <td class="num col-menor">{r.cantidad}</td>
               <td class="num col-menor">{formatPesos(r.montoExento)}</td>
               <td class="num col-menor">{formatPesos(r.montoNeto)}</td>
               <td class="num">{formatPesos(r.montoIva)}</td>
@@ -502,8 +504,10 @@ function MesTable(props: { request: Request; periodo: string; filas: readonly Me
         <thead>
           <tr>
             <th scope="col">Empresa</th>
-            <th scope="col">RCV</th>
-            <th scope="col" class="num">
+            <th scope="col" class="col-menor">
+              RCV
+            </th>
+            <th scope="col" class="num col-menor">
               Hallazgos
             </th>
             <th scope="col" class="num col-menor">
@@ -530,6 +534,12 @@ function MesTable(props: { request: Request; periodo: string; filas: readonly Me
                 <span class="razon-social">{f.empresa.razon_social}</span>
                 <br />
                 <span class="muted rut">{formatRut(f.empresa.rut)}</span>
+                {/* On a phone the folded columns come here: the name cell wraps, the amount cells do not. */}
+                <span class="solo-telefono muted">
+                  <EstadoRcvBadge estado={f.rcv.estado} />
+                  <br />
+                  Débito {formatPesos(f.debito)} · crédito {formatPesos(f.credito)} · {f.hallazgos === 1 ? '1 hallazgo' : `${f.hallazgos} hallazgos`}
+                </span>
                 <form method="post" action={`${BASE}/empresas/ver`}>
                   <CsrfInput session={session} />
                   <input type="hidden" name="empresa_id" value={f.empresa.id} />
@@ -539,19 +549,16 @@ function MesTable(props: { request: Request; periodo: string; filas: readonly Me
                   </button>
                 </form>
               </td>
-              <td>
+              <td class="col-menor rcv">
                 <EstadoRcvBadge estado={f.rcv.estado} />
                 {f.rcv.falla !== null && <span class="muted"> {f.rcv.falla.mensaje}</span>}
               </td>
-              <td class="num hallazgos">{f.hallazgos}</td>
+              <td class="num col-menor hallazgos">{f.hallazgos}</td>
               <td class="num col-menor pendientes">{f.pendientes}</td>
               <td class="num col-menor debito">{formatPesos(f.debito)}</td>
               <td class="num col-menor credito">{formatPesos(f.credito)}</td>
               <td class="num iva">
                 <IvaResultado valor={f.iva_a_pagar} />
-                <span class="solo-telefono muted">
-                  Débito {formatPesos(f.debito)} · crédito {formatPesos(f.credito)}
-                </span>
               </td>
               <td class="col-menor limpia">{f.limpia ? <span class="badge badge-ok">Sí</span> : <span class="badge badge-warn">No</span>}</td>
             </tr>
