@@ -20,6 +20,7 @@ import { empresaScreens } from './screens/empresas'
 import { documentoScreens } from './screens/documentos'
 import { emitirScreens } from './screens/emitir'
 import { recibidoScreens } from './screens/recibidos'
+import { cierreMesScreens } from './screens/cierre-mes'
 import { folioScreens } from './screens/folios'
 import { certificacionScreens } from './screens/certificacion'
 import { certificadoScreens } from './screens/certificado'
@@ -146,6 +147,7 @@ export function createConsoleDoor(deps: Deps): ConsoleDoor {
     .use(documentoScreens(deps))
     .use(emitirScreens(deps))
     .use(recibidoScreens(deps))
+    .use(cierreMesScreens(deps))
     .use(folioScreens(deps))
     .use(certificacionScreens(deps))
     .use(certificadoScreens(deps))

@@ -90,3 +90,44 @@ export function certificacionEstadoBadge(estado: string): string {
   if (estado === 'por_enviar') return 'badge-info'
   return estadoBadge(estado)
 }
+
+/** The RCV mirror's sync state (services/rcv.ts EstadoSincronizacion), in words and colour. */
+export const ESTADO_RCV_LABEL: Readonly<Record<string, string>> = {
+  sin_sincronizar: 'Sin leer del SII',
+  pendiente: 'Lectura pedida',
+  sincronizando: 'Leyendo del SII',
+  sincronizado: 'Copia al día',
+  // The last good copy, if any, stays: the words say the attempt failed, not that nothing is there.
+  fallido: 'Falló la última lectura',
+}
+
+export const ESTADO_RCV_BADGE: Readonly<Record<string, string>> = {
+  sin_sincronizar: 'badge-neutral',
+  pendiente: 'badge-info',
+  sincronizando: 'badge-info',
+  sincronizado: 'badge-ok',
+  fallido: 'badge-bad',
+}
+
+/** The Registro de Compras' four sections, as the SII's portal names them. */
+export const SECCION_COMPRAS_LABEL: Readonly<Record<string, string>> = {
+  registro: 'Registro',
+  pendiente: 'Pendientes',
+  no_incluir: 'No incluir',
+  reclamado: 'Reclamados',
+}
+
+/** The reconciliation's kinds of finding (domain/conciliacion.ts TIPOS_HALLAZGO), each as a heading. */
+export const HALLAZGO_LABEL: Readonly<Record<string, string>> = {
+  recibido_sin_registro: 'Recibidos que no están en el Registro de Compras',
+  compra_sin_documento: 'Compras del RCV sin documento en Timbre',
+  montos_distintos: 'Montos distintos entre Timbre y el RCV',
+  emitido_sin_registro: 'Emitidos que no están en el Registro de Ventas',
+  venta_sin_documento: 'Ventas del RCV no emitidas por Timbre',
+  pendiente_aceptacion: 'Compras pendientes de aceptación',
+  nota_sobre_reclamada: 'Notas sobre facturas reclamadas',
+  boleta_duplicada: 'Boletas duplicadas en el Registro de Ventas',
+}
+
+export const rcvEstadoLabel = (estado: string): string => ESTADO_RCV_LABEL[estado] ?? estado
+export const rcvEstadoBadge = (estado: string): string => ESTADO_RCV_BADGE[estado] ?? 'badge-neutral'

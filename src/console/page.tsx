@@ -81,7 +81,7 @@ export function redirect(to: string): Response {
 }
 
 export type Section =
-  | 'documentos' | 'emitir' | 'recibidos' | 'clientes' | 'productos' | 'folios' | 'certificacion' | 'certificado' | 'webhooks' | 'correo' | 'empresas' | 'cuentas' | 'mi-cuenta'
+  | 'documentos' | 'emitir' | 'recibidos' | 'cierre-mes' | 'clientes' | 'productos' | 'folios' | 'certificacion' | 'certificado' | 'webhooks' | 'correo' | 'empresas' | 'cuentas' | 'mi-cuenta'
 
 /**
  * Who sees a section in the menu: everyone, the instance administrator, whoever sees settings, manages accounts, or
@@ -93,6 +93,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; audien
   { id: 'documentos', label: 'Documentos', path: '/documentos', audience: 'all' },
   { id: 'emitir', label: 'Emitir', path: '/documentos/nuevo', audience: 'all' },
   { id: 'recibidos', label: 'Recibidos', path: '/recibidos', audience: 'all' },
+  { id: 'cierre-mes', label: 'Cierre del mes', path: '/cierre-mes', audience: 'all' },
   { id: 'clientes', label: 'Clientes', path: '/clientes', audience: 'all' },
   { id: 'productos', label: 'Productos', path: '/productos', audience: 'all' },
   { id: 'folios', label: 'Folios', path: '/folios', audience: 'all' },

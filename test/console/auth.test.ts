@@ -151,7 +151,7 @@ describe('a session', () => {
     const page = await ro.get('/console/documentos')
     expect(page.status).toBe(200)
     expect(page.html).toContain('Solo lectura')
-    for (const path of ['/console/webhooks', '/console/documentos/nuevo', '/console/folios', '/console/certificado', '/console/correo']) {
+    for (const path of ['/console/webhooks', '/console/documentos/nuevo', '/console/folios', '/console/certificado', '/console/correo', '/console/cierre-mes']) {
       expect((await ro.get(path)).status).toBe(200)
       expect((await ro.post(path, { url: 'https://example.com/hook' })).status).toBe(403)
     }
