@@ -9,14 +9,14 @@ import { pathId } from '../../contracts/params'
 import { isTipoDte } from '../../domain/emision'
 import { PLAZO_AVISO_DIAS } from '../../domain/intercambio'
 import { formatPesos } from '../../domain/numero-cl'
-import { SECCIONES_COMPRAS, writeRegistroComprasCsv, writeRegistroVentasCsv, type ResumenTipoRcv, type SeccionCompras } from '../../domain/rcv'
+import { SECCIONES_COMPRAS, type ResumenTipoRcv } from '../../domain/rcv'
 import { TIPOS } from '../../domain/tipos'
 import { TimbreError } from '../../errors'
 import { conciliacionDe, f29De, mesDeEmpresas, pendientesDe, type ConciliacionRecord, type F29Record, type HallazgoRecord, type MesEmpresaRecord, type PendienteRecord } from '../../services/cierre-mes'
 import { selectEmpresa } from '../../services/console-sessions'
 import type { Deps } from '../../services/deps'
 import { listEmpresas } from '../../services/empresas'
-import { checkPeriodo, checkSeccion, copiaDe, empresaOf, estadoRcv, periodoAnterior, periodoOf, solicitarSincronizacion, type EstadoRcvRecord } from '../../services/rcv'
+import { archivoRcv, checkPeriodo, estadoRcv, periodoAnterior, periodoOf, solicitarSincronizacion, type EstadoRcvRecord } from '../../services/rcv'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { HALLAZGO_LABEL, rcvEstadoBadge, rcvEstadoLabel, SECCION_COMPRAS_LABEL } from '../estados'
 import { ErrorSummary, failureOf, formatDateTime, formatFecha, formatRut, SelectField, NO_ERRORS, type Failure } from '../forms'
@@ -24,7 +24,6 @@ import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage, SECURITY_HEADERS } fro
 
 const BASE = `${CONSOLE_PREFIX}/cierre-mes`
 const TITLE = 'Cierre del mes'
-const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 /** How many months back the period picker offers; an older period is still reachable by its URL. */
 const MESES_EN_SELECTOR = 24
 
@@ -770,41 +769,33 @@ export const cierreMesScreens = (deps: Deps) =>
         return companyPage(deps, request, { periodo, failures: { sync: failure }, status: STATUS[err.code] })
       }
     })
+    // The same files as the API's (services/rcv.ts archivoRcv): one writer, the same bytes.
     .get('/cierre-mes/compras.csv', ({ request }) =>
-      withCopia(deps, request, () => {
+      withCopia(deps, request, async () => {
         const { empresaId, periodo } = copiaPedida(deps, request)
-        const seccion: SeccionCompras = checkSeccion(new URL(request.url).searchParams.get('seccion') ?? undefined, 'registro')!
-        const copia = copiaDe(deps, { empresaId, periodo })
-        const rut = empresaOf(deps, empresaId).rut
-        return fileDownload(writeRegistroComprasCsv(seccion, copia.compras.secciones[seccion].detalle), 'text/csv; charset=utf-8', `RCV_COMPRA_${seccion.toUpperCase()}_${rut}_${periodo}.csv`)
+        const file = await archivoRcv(deps, { empresaId, periodo, registro: 'compras', formato: 'csv', seccion: new URL(request.url).searchParams.get('seccion') ?? undefined, })
+        return fileDownload(file.bytes, file.contentType, file.fileName)
       }),
     )
     .get('/cierre-mes/ventas.csv', ({ request }) =>
-      withCopia(deps, request, () => {
+      withCopia(deps, request, async () => {
         const { empresaId, periodo } = copiaPedida(deps, request)
-        const copia = copiaDe(deps, { empresaId, periodo })
-        return fileDownload(writeRegistroVentasCsv(copia.ventas.detalle), 'text/csv; charset=utf-8', `RCV_VENTA_${empresaOf(deps, empresaId).rut}_${periodo}.csv`)
+        const file = await archivoRcv(deps, { empresaId, periodo, registro: 'ventas', formato: 'csv', })
+        return fileDownload(file.bytes, file.contentType, file.fileName)
       }),
     )
     .get('/cierre-mes/compras.xlsx', ({ request }) =>
       withCopia(deps, request, async () => {
         const { empresaId, periodo } = copiaPedida(deps, request)
-        const copia = copiaDe(deps, { empresaId, periodo })
-        const empresa = empresaOf(deps, empresaId)
-        // Loaded on first use, as the API's route does: the xlsx writer is heavy and most pages never need it.
-        const { registroComprasXlsx } = await import('../../sheets/rcv-xlsx')
-        const bytes = await registroComprasXlsx(copia.compras, { rut: empresa.rut, razonSocial: empresa.razon_social })
-        return fileDownload(bytes, XLSX, `RCV_COMPRA_${empresa.rut}_${periodo}.xlsx`)
+        const file = await archivoRcv(deps, { empresaId, periodo, registro: 'compras', formato: 'xlsx', })
+        return fileDownload(file.bytes, file.contentType, file.fileName)
       }),
     )
     .get('/cierre-mes/ventas.xlsx', ({ request }) =>
       withCopia(deps, request, async () => {
         const { empresaId, periodo } = copiaPedida(deps, request)
-        const copia = copiaDe(deps, { empresaId, periodo })
-        const empresa = empresaOf(deps, empresaId)
-        const { registroVentasXlsx } = await import('../../sheets/rcv-xlsx')
-        const bytes = await registroVentasXlsx(copia.ventas, { rut: empresa.rut, razonSocial: empresa.razon_social })
-        return fileDownload(bytes, XLSX, `RCV_VENTA_${empresa.rut}_${periodo}.xlsx`)
+        const file = await archivoRcv(deps, { empresaId, periodo, registro: 'ventas', formato: 'xlsx', })
+        return fileDownload(file.bytes, file.contentType, file.fileName)
       }),
     )
     .get('/cierre-mes/empresas', ({ request }) => mesPage(deps, request))
