@@ -58,6 +58,9 @@ describe('GET /docs/json', () => {
       descargarDTEXml: 'application/xml', descargarDTEPdf: 'application/pdf', descargarRecibidoXml: 'application/xml', descargarRecibidoPdf: 'application/pdf',
       responderIntercambio: 'application/zip', descargarMuestras: 'application/zip', descargarEnvioCertificacion: 'application/xml',
       descargarLibroVentas: 'application/xml', descargarLibroCompras: 'application/xml', descargarLibroGuias: 'application/xml', descargarConsumoFolios: 'application/xml',
+      // The month's close (DESIGN §16): the SII's CSV and the workbooks.
+      descargarComprasRcvCsv: 'text/csv', descargarVentasRcvCsv: 'text/csv',
+      descargarComprasRcvXlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', descargarVentasRcvXlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     }
     for (const { path, method, op } of operations()) {
       for (const [status, response] of Object.entries(op.responses)) {
