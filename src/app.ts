@@ -64,7 +64,8 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
   const logSii = (event: string, fields: object) => log.debug(event, fields as Record<string, unknown>)
   const simulate = () => startSimulator({ hostname: '127.0.0.1', port: 0, dataDir: config.dataDir, clock: () => clock.now(), log: logSii })
   const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, timeoutMs: config.siiTimeoutMs, log: logSii })
-  const portalOf = (origin: string) => createRcvPortalClient({ target: { kind: 'origin', origin }, timeoutMs: config.siiTimeoutMs, log: logSii })
+  const rcvOptions = { timeoutMs: config.siiTimeoutMs, diferidaDesde: config.rcvDiferidaDesde, diferidaTimeoutMs: config.rcvDiferidaEsperaMs, log: logSii }
+  const portalOf = (origin: string) => createRcvPortalClient({ target: { kind: 'origin', origin }, ...rcvOptions })
   if (config.sii.kind === 'simulado') {
     const simulator = await simulate()
     const target = withHealth(clientOf(simulator), clock)
@@ -82,7 +83,7 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
   }
   const target = withHealth(createSiiClient({ target: config.sii, timeoutMs: config.siiTimeoutMs, log: logSii }), clock)
   const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : target.client)
-  const portal = createRcvPortalClient({ target: config.sii, timeoutMs: config.siiTimeoutMs, log: logSii })
+  const portal = createRcvPortalClient({ target: config.sii, ...rcvOptions })
   let demoPortal: RcvPortalClient | null = null
   return {
     client: {

@@ -24,6 +24,10 @@ export interface Config {
    * soaks against a simulator that fails on purpose; null: DESIGN §6's pace (the simulator's own for `--sii simulado`).
    */
   readonly siiBackoff: SiiBackoffSetting | null
+  /** An RCV section and type with more documents than this is read through the SII's deferred download (DESIGN §16). */
+  readonly rcvDiferidaDesde: number
+  /** How long a sync waits for a deferred download to finish before it fails (descarga_diferida_sin_terminar). */
+  readonly rcvDiferidaEsperaMs: number
   readonly webhookAllowHttp: boolean
   /** Also refuse webhook receivers in private ranges (DESIGN §7): for hosting many companies on one instance. */
   readonly webhookDenyPrivate: boolean
@@ -312,6 +316,20 @@ export const SETTINGS: Settings = {
     default: '',
     parse: parseSiiBackoff,
     help: 'solo pruebas: esperas entre reintentos y consultas al SII, PRIMERA:MÁXIMA (1s:30s); vacío: 30s a 30m',
+  },
+  rcvDiferidaDesde: {
+    env: 'TIMBRE_RCV_DIFERIDA_DESDE',
+    flag: '--rcv-diferida-desde',
+    default: '1000',
+    parse: parseIntInRange(1, 1_000_000),
+    help: 'documentos de una sección y tipo del RCV desde los que se usa la descarga diferida del SII',
+  },
+  rcvDiferidaEsperaMs: {
+    env: 'TIMBRE_RCV_DIFERIDA_ESPERA',
+    flag: '--rcv-diferida-espera',
+    default: '10m',
+    parse: parseDuration,
+    help: 'cuánto espera una lectura del RCV a que termine una descarga diferida del SII',
   },
   webhookAllowHttp: {
     env: 'TIMBRE_WEBHOOK_ALLOW_HTTP',

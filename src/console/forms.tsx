@@ -53,6 +53,7 @@ const CONSOLE_ACTIONS: Partial<Record<ErrorCode, string>> = {
   UNSUPPORTED_MEDIA_TYPE: 'Vuelva a cargar la página y envíe el formulario de nuevo.',
   INTERNAL_ERROR: 'Reintente; si persiste, avise al administrador de Timbre.',
   SET_YA_EMITIDO: 'Para cargar el set nuevo que dio el SII, marque «Reemplazar el set ya emitido» y súbalo otra vez: sus casos se emitirán de nuevo, con folios nuevos.',
+  RCV_NO_SINCRONIZADO: 'Lea primero el RCV de ese período con «Leer del SII» en Cierre del mes, y descárguelo cuando diga «Sincronizado».',
   NOT_IN_CERTIFICATION: 'Solo una empresa en ambiente de certificación pasa por la certificación del SII; una que ya emite en producción no la repite.',
 }
 

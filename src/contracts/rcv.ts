@@ -26,7 +26,7 @@ export const EstadoRcvSchema = Type.Object(
     solicitado_at: NullableString,
     ultimo_intento_at: NullableString,
     falla: Type.Union([Type.Object({ motivo: Type.String(), mensaje: Type.String(), at: Type.String() }), Type.Null()], {
-      description: 'Por qué falló la última lectura: login_rechazado, tope_sesiones, sesion_expirada, descarga_diferida_sin_terminar, sii_rechazo, respuesta_invalida, sin_conexion, sin_certificado.',
+      description: 'Por qué falló la última lectura: login_rechazado, tope_sesiones, sesion_expirada, descarga_diferida_sin_terminar, sii_rechazo, respuesta_invalida, sin_conexion, sin_certificado, error_interno.',
     }),
     diferidas: Type.Integer({ description: 'Cuántos detalles (sección, tipo) de la última copia vinieron por descarga diferida.' }),
     resumen: Type.Union([

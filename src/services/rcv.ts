@@ -12,7 +12,7 @@ import {
 } from '../domain/rcv'
 import { TimbreError, validationError } from '../errors'
 import type { SiiCompany } from '../sii/client/client'
-import type { MotivoFallaPortal } from '../sii/portal/types'
+import type { MotivoFallaPortal, RcvReadOutcome } from '../sii/portal/types'
 import type { Deps } from './deps'
 import { emitEvent } from './events'
 import { siiCredentials } from './submit-dte'
@@ -113,7 +113,7 @@ export function solicitarSincronizacion(deps: Pick<Deps, 'store' | 'vault' | 'cl
 export type SyncResult = 'ok' | 'fallido' | 'ocupado'
 
 /** Spanish words for the state when the portal could not be read (the client's own message follows). */
-const FALLA_TEXTO: Readonly<Record<MotivoFallaPortal | 'sin_certificado', string>> = {
+const FALLA_TEXTO: Readonly<Record<MotivoFallaPortal | 'sin_certificado' | 'error_interno', string>> = {
   login_rechazado: 'El portal del SII no aceptó el certificado de la empresa.',
   tope_sesiones: 'El SII tiene abiertas demasiadas sesiones de este RUT; se reintentará más tarde.',
   sesion_expirada: 'La sesión del SII expiró durante la lectura.',
@@ -122,6 +122,7 @@ const FALLA_TEXTO: Readonly<Record<MotivoFallaPortal | 'sin_certificado', string
   respuesta_invalida: 'El SII respondió algo que Timbre no puede leer.',
   sin_conexion: 'No hubo respuesta del SII.',
   sin_certificado: 'La empresa no tiene un certificado activo.',
+  error_interno: 'Timbre falló al leer el RCV (error interno, registrado en su log).',
 }
 
 function companyOf(empresa: EmpresaRow): SiiCompany {
@@ -139,7 +140,7 @@ export async function sincronizarPeriodo(deps: RcvDeps, input: { empresaId: stri
   const creds = siiCredentials(deps, { empresaId, now: started })
   const outcome = creds === null
     ? ({ kind: 'failed', motivo: 'sin_certificado', mensaje: '' } as const)
-    : await deps.rcvPortal.leerRcv(companyOf(empresa), creds, periodo)
+    : await leer(deps, empresa, creds, periodo)
   const now = deps.clock.now()
   const nowIso = isoTimestamp(now)
   if (outcome.kind === 'failed') {
@@ -170,6 +171,19 @@ export async function sincronizarPeriodo(deps: RcvDeps, input: { empresaId: stri
   })
   deps.log.info('rcv.synced', { empresa_id: empresaId, periodo, detalles: detalles.length, diferidas: outcome.diferidas, ms: now.getTime() - started.getTime() })
   return 'ok'
+}
+
+/**
+ * The portal client answers every SII outcome as a value; a throw is Timbre's own bug. It still ends the sync as a
+ * failure with words, so the period is not held by its lease for 20 minutes and the accountant sees why.
+ */
+async function leer(deps: RcvDeps, empresa: EmpresaRow, creds: NonNullable<ReturnType<typeof siiCredentials>>, periodo: string): Promise<RcvReadOutcome | { kind: 'failed'; motivo: 'error_interno'; mensaje: string }> {
+  try {
+    return await deps.rcvPortal.leerRcv(companyOf(empresa), creds, periodo)
+  } catch (err) {
+    deps.log.error('rcv.read_threw', { empresa_id: empresa.id, periodo, error: err instanceof Error ? err.stack ?? err.message : String(err) })
+    return { kind: 'failed', motivo: 'error_interno', mensaje: '' }
+  }
 }
 
 function detalleRow(registro: 'compras' | 'ventas', seccion: string, n: number, d: DetalleRcv): Omit<RcvDetalleRow, 'empresa_id' | 'periodo'> {

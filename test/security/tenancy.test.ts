@@ -5,6 +5,7 @@
 // RUT, producto code, CAF, PFX, envelope), and their answers name nothing of A. Then A's every GET answers as before.
 // A new operation fails here, by name, until it is given what it needs (an id of A, a body, a query) or is put on the
 // allow-list below with the reason.
+import { unzipSync } from 'fflate'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startReceiver, type Receiver } from '../support/receiver'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
@@ -138,8 +139,18 @@ async function call(op: Operation, key: string, ids: Readonly<Record<string, str
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
   const bytes = Buffer.from(await res.arrayBuffer())
-  const isJson = (res.headers.get('content-type') ?? '').includes('json')
-  return { status: res.status, text: isJson ? bytes.toString('utf8') : bytes.toString('latin1'), json: isJson && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined }
+  const type = res.headers.get('content-type') ?? ''
+  const isJson = type.includes('json')
+  return { status: res.status, text: isJson ? bytes.toString('utf8') : type.includes('spreadsheetml') ? workbookText(bytes) : bytes.toString('latin1'), json: isJson && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined }
+}
+
+/**
+ * A workbook's parts as text, without its creation time: the zip stamps each part with the time it was written, so
+ * two downloads of one register differ in bytes but not in content; and compressed bytes would hide A's traces.
+ */
+function workbookText(bytes: Uint8Array): string {
+  const parts = unzipSync(bytes)
+  return Object.keys(parts).sort().filter((name) => name !== 'docProps/core.xml').map((name) => `${name}\n${Buffer.from(parts[name]!).toString('utf8')}`).join('\n')
 }
 
 /** A's records as A reads them through every GET of the route table: what B's attempts must leave as they were. */
