@@ -45,7 +45,7 @@ function timbreFails(...args: string[]): string {
   return r.stderr
 }
 const call = async (key: string, method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${serve!.url}${API}${path}`, { method, headers: { 'X-Api-Key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  const res = await fetch(`${serve!.url}${API}${path}`, { method, headers: { 'X-Api-Key': key, 'Idempotency-Key': crypto.randomUUID(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
   const type = res.headers.get('content-type') ?? ''
   return { status: res.status, json: type.includes('json') ? await res.json() as any : null, res }
 }
@@ -75,12 +75,15 @@ test('two companies of one install close their month from the binary against the
   const toB = []
   for (const p of precios) toB.push((await call(keyA, 'POST', '/dte', factura(B, p))).json)
   const outside = (await call(keyA, 'POST', '/dte', factura(OUTSIDE_CUSTOMER, 70_000))).json
-  const issued = [...toB, outside]
-  for (const d of issued) expect(d.folio).toBeGreaterThan(0)
+  let issued = [...toB, outside]
+  for (const d of issued) expect({ d }).toEqual({ d: expect.objectContaining({ folio: expect.any(Number) }) })
   await until('A\'s documents accepted', async () => {
     const estados = await Promise.all(issued.map(async (d) => (await call(keyA, 'GET', `/dte/${d.id}`)).json.estado))
     return estados.every((e) => e === 'aceptado')
   })
+  // The records as GET /dte shows them (fecha_emision, iva, monto_total).
+  issued = await Promise.all(issued.map(async (d) => (await call(keyA, 'GET', `/dte/${d.id}`)).json))
+  toB.splice(0, 3, ...issued.slice(0, 3))
   const periodo = issued[0].fecha_emision.slice(0, 7).replace('-', '')
 
   // B receives A's three facturas (A's EnvioDTE imported), accepts one, claims one, leaves one.
@@ -116,7 +119,11 @@ test('two companies of one install close their month from the binary against the
   const conc = (await call(keyB, 'GET', `/conciliacion/${periodo}`)).json
   expect(conc.hallazgos.filter((h: any) => h.tipo === 'compra_sin_documento').map((h: any) => h.documentos[0].folio)).toEqual([9001])
   const pendientes = conc.hallazgos.filter((h: any) => h.tipo === 'pendiente_aceptacion')
-  expect(pendientes.flatMap((h: any) => h.documentos.map((d: any) => d.folio)).sort((x: number, y: number) => x - y)).toEqual([toB[2].folio, 9001].sort((x, y) => x - y).filter((f, i, all) => all.indexOf(f) === i))
+  // One finding per document: the open factura is seen in the SII's pendiente section and in Timbre, both named.
+  expect(pendientes.map((h: any) => h.documentos[0].folio).sort((x: number, y: number) => x - y)).toEqual([toB[2].folio, 9001].sort((x, y) => x - y))
+  const abierta = pendientes.find((h: any) => h.documentos[0].folio === toB[2].folio)
+  expect(abierta.documentos.map((d: any) => d.origen).sort()).toEqual(['sii', 'timbre'])
+  expect(abierta.documentos.find((d: any) => d.origen === 'timbre').id).toBe(dejar)
   // Reconciliation of A: its outside customer's factura is in the RV; nothing is missing.
   expect((await call(keyA, 'GET', `/conciliacion/${periodo}`)).json.por_tipo.emitido_sin_registro ?? 0).toBe(0)
 
