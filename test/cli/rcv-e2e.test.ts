@@ -15,6 +15,8 @@ import { createCompanyWithKey, ensureBinary, provisionOverHttp, runBinary, start
 import { facturaSimple } from '../support/issuance'
 import { envioDte } from '../support/received'
 import { tempDir } from '../support/server'
+import { launchChromium, newContext, screenshot } from '../support/browser'
+import { formatPesos } from '../../src/domain/numero-cl'
 
 const API = '/api/v1/billing'
 const A = { rut: '76086428-5', razon: 'Ferretería Los Aromos SpA' }
@@ -72,7 +74,7 @@ test('two companies of one install close their month from the binary against the
 
   // A issues three facturas to B and one to a customer outside Timbre; the SII accepts them.
   const precios = [100_000, 250_000, 40_000]
-  const toB = []
+  const toB: any[] = []
   for (const p of precios) toB.push((await call(keyA, 'POST', '/dte', factura(B, p))).json)
   const outside = (await call(keyA, 'POST', '/dte', factura(OUTSIDE_CUSTOMER, 70_000))).json
   let issued = [...toB, outside]
@@ -171,6 +173,28 @@ test('two companies of one install close their month from the binary against the
   expect(rowOf(A.rut).debito).toBe(code(f29A, 538))
   expect(rowOf(B.rut).credito).toBe(code(f29After, 537))
   expect(rowOf(B.rut).rcv.estado).toBe('sincronizado')
+
+  // The same month in the console, as the administrator sees it in Chromium: each company's row with those figures.
+  const link = runBinary(['console', 'link', '--url', serve.url, '--data-dir', dir])
+  expect(link.code).toBe(0)
+  const browser = await launchChromium()
+  try {
+    const page = await (await newContext(browser)).newPage()
+    await page.goto(link.json().url as string)
+    await page.getByRole('button', { name: 'Entrar como administrador' }).click()
+    await page.waitForURL('**/console/empresas')
+    await page.goto(`${serve.url}/console/cierre-mes/empresas?periodo=${periodo}`)
+    for (const e of [rowOf(A.rut), rowOf(B.rut)]) {
+      const cells = await page.locator(`tr[data-empresa="${e.empresa.id}"]`).evaluate((tr) =>
+        Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.classList[td.classList.length - 1], (td as HTMLElement).innerText.replace(/\s+/g, ' ').trim()])))
+      expect({ rut: e.empresa.rut, debito: cells.debito, credito: cells.credito, rcv: cells.rcv }).toEqual({
+        rut: e.empresa.rut, debito: formatPesos(e.debito), credito: formatPesos(e.credito), rcv: 'Copia al día',
+      })
+    }
+    await screenshot(page, '42-cierre-mes-binario')
+  } finally {
+    await browser.close()
+  }
 
   // Faults: each leaves the last good copy and says why.
   const good = (await call(keyB, 'GET', `/rcv/${periodo}`)).json.sincronizado_at
