@@ -36,7 +36,8 @@ export function findRequestedRcvPeriodos(db: Db, nowIso: string, limit: number):
 
 /**
  * Takes the period for one sync until `leaseUntil`, creating its row when needed; false when a live lease holds it.
- * The request, if any, is consumed now: one asked while this sync runs is a new request.
+ * A pending request stays recorded until the sync ends (storeRcvCopia, recordRcvFalla clear the one it served): a
+ * process that dies mid-sync leaves it, and the job takes it again once the lease runs out.
  */
 export function claimRcvPeriodo(db: Db, empresaId: string, periodo: string, nowIso: string, leaseUntil: string): boolean {
   return db.transaction((tx) => {
@@ -47,12 +48,27 @@ export function claimRcvPeriodo(db: Db, empresaId: string, periodo: string, nowI
       return true
     }
     tx.update(rcvPeriodos)
-      .set({ intento_at: nowIso, lease_until: leaseUntil, solicitado_at: null, updated_at: nowIso })
+      .set({ intento_at: nowIso, lease_until: leaseUntil, updated_at: nowIso })
       .where(and(eq(rcvPeriodos.empresa_id, empresaId), eq(rcvPeriodos.periodo, periodo)))
       .run()
     return true
   }, { behavior: 'immediate' })
 }
+
+/** The sync that holds a period: when it started (its request, if older, is served) and the lease it took. */
+export interface RcvClaim {
+  readonly startedIso: string
+  readonly leaseUntil: string
+}
+
+/** Still ours: a sync whose lease ran out (and was taken by another) must not write over the newer one. */
+function holds(tx: Db, empresaId: string, periodo: string, claim: RcvClaim): boolean {
+  const row = tx.select({ lease: rcvPeriodos.lease_until }).from(rcvPeriodos).where(and(eq(rcvPeriodos.empresa_id, empresaId), eq(rcvPeriodos.periodo, periodo))).get()
+  return row?.lease === claim.leaseUntil
+}
+
+/** The request this sync served is done; one made after it started stays for the next pass. */
+const servedRequest = (claim: RcvClaim) => sql`case when ${rcvPeriodos.solicitado_at} <= ${claim.startedIso} then null else ${rcvPeriodos.solicitado_at} end`
 
 export interface RcvCopia {
   readonly resumen: Record<string, unknown>
@@ -60,9 +76,14 @@ export interface RcvCopia {
   readonly diferidas: number
 }
 
-/** Replaces the period's copy with a good one, in one transaction: a reader never sees half of two copies. */
-export function storeRcvCopia(db: Db, empresaId: string, periodo: string, copia: RcvCopia, nowIso: string): void {
-  db.transaction((tx) => {
+/**
+ * Replaces the period's copy with a good one, in one transaction with `andThen` (the event that announces it): a reader
+ * never sees half of two copies, and a crash loses neither the copy nor its event. False, writing nothing, when the
+ * sync no longer holds its lease.
+ */
+export function storeRcvCopia(db: Db, empresaId: string, periodo: string, copia: RcvCopia, nowIso: string, claim: RcvClaim, andThen: (tx: Db) => void = () => {}): boolean {
+  return db.transaction((tx) => {
+    if (!holds(tx, empresaId, periodo, claim)) return false
     tx.delete(rcvDetalles).where(and(eq(rcvDetalles.empresa_id, empresaId), eq(rcvDetalles.periodo, periodo))).run()
     // SQLite's bound-parameter limit (32 766) over 9 columns: chunks of 1 000 rows stay far below it.
     for (let i = 0; i < copia.detalles.length; i += 1000) {
@@ -70,20 +91,27 @@ export function storeRcvCopia(db: Db, empresaId: string, periodo: string, copia:
     }
     tx.update(rcvPeriodos)
       .set({
-        resumen: copia.resumen, diferidas: copia.diferidas, sincronizado_at: nowIso, lease_until: null,
+        resumen: copia.resumen, diferidas: copia.diferidas, sincronizado_at: nowIso, lease_until: null, solicitado_at: servedRequest(claim),
         falla_motivo: null, falla_mensaje: null, falla_at: null, updated_at: nowIso,
       })
       .where(and(eq(rcvPeriodos.empresa_id, empresaId), eq(rcvPeriodos.periodo, periodo)))
       .run()
+    andThen(tx)
+    return true
   }, { behavior: 'immediate' })
 }
 
-/** Records why a sync failed; the last good copy stays as it was. */
-export function recordRcvFalla(db: Db, empresaId: string, periodo: string, falla: { motivo: string; mensaje: string }, nowIso: string): void {
-  db.update(rcvPeriodos)
-    .set({ falla_motivo: falla.motivo, falla_mensaje: falla.mensaje, falla_at: nowIso, lease_until: null, updated_at: nowIso })
-    .where(and(eq(rcvPeriodos.empresa_id, empresaId), eq(rcvPeriodos.periodo, periodo)))
-    .run()
+/** Records why a sync failed, with `andThen` in the same transaction; the last good copy stays as it was. */
+export function recordRcvFalla(db: Db, empresaId: string, periodo: string, falla: { motivo: string; mensaje: string }, nowIso: string, claim: RcvClaim, andThen: (tx: Db) => void = () => {}): boolean {
+  return db.transaction((tx) => {
+    if (!holds(tx, empresaId, periodo, claim)) return false
+    tx.update(rcvPeriodos)
+      .set({ falla_motivo: falla.motivo, falla_mensaje: falla.mensaje, falla_at: nowIso, lease_until: null, solicitado_at: servedRequest(claim), updated_at: nowIso })
+      .where(and(eq(rcvPeriodos.empresa_id, empresaId), eq(rcvPeriodos.periodo, periodo)))
+      .run()
+    andThen(tx)
+    return true
+  }, { behavior: 'immediate' })
 }
 
 /** One page of a register section's details, after position `afterN`. */

@@ -3,7 +3,7 @@
 // reception time becomes an instant is the caller's (clock.ts santiagoInstant), so the domain stays free of time zones.
 import type { CompraRcv, VentaRcv } from './conciliacion'
 import type { CompraF29, VentaF29 } from './f29'
-import { SECCIONES_COMPRAS, type DetalleRcv, type RegistroCompras, type RegistroVentas } from './rcv'
+import { SECCIONES_COMPRAS, TIPOS_SOLO_RESUMEN, type DetalleRcv, type RegistroCompras, type RegistroVentas } from './rcv'
 
 const monto = (m: number | null): number => m ?? 0
 
@@ -69,9 +69,20 @@ export function comprasParaF29(registro: RegistroCompras): CompraF29[] {
   )
 }
 
-/** Every sale, one document each; the IVA the buyer retained (a 46 received as seller) is the RV's total plus partial. */
+/**
+ * Every sale, one document each; the IVA the buyer retained (a 46 received as seller) is the RV's total plus partial.
+ * Boletas and vouchers come as the RV's summary rows (`cantidad` documents each, no folio): the detail never lists them.
+ */
 export function ventasParaF29(registro: RegistroVentas): VentaF29[] {
-  return registro.detalle.map((d) => ({
+  const totales = registro.resumen.filter((r) => r.cantidad > 0 && TIPOS_SOLO_RESUMEN.includes(r.tipoDoc)).map((r): VentaF29 => ({
+    tipoDte: r.tipoDoc, folio: 0, rut: '', cantidad: r.cantidad,
+    montoExento: r.montoExento, montoNeto: r.montoNeto, montoIva: r.montoIva, ivaRetenido: 0, montoTotal: r.montoTotal,
+  }))
+  return [...registro.detalle.filter((d) => !TIPOS_SOLO_RESUMEN.includes(d.tipoDoc)).map(ventaDeDetalle), ...totales]
+}
+
+function ventaDeDetalle(d: DetalleRcv): VentaF29 {
+  return {
     tipoDte: d.tipoDoc,
     folio: d.folio,
     rut: d.rut,
@@ -81,5 +92,5 @@ export function ventasParaF29(registro: RegistroVentas): VentaF29[] {
     montoIva: monto(d.montoIva),
     ivaRetenido: monto(d.ivaRetenidoTotal) + monto(d.ivaRetenidoParcial),
     montoTotal: d.montoTotal,
-  }))
+  }
 }

@@ -107,6 +107,13 @@ export interface RegistroVentas extends ResumenYDetalle {
   readonly periodo: string
 }
 
+/**
+ * Types the Registro de Ventas carries only as totals, never one document each: boletas (35, 38, 39, 41) and
+ * comprobantes de pago electrónico (48) (research §2.4: the SII's proposal counts boletas and vouchers from the RV's
+ * summary; domain/conciliacion.ts TIPOS_POR_FOLIO leaves them out for the same reason). No detail is asked for them.
+ */
+export const TIPOS_SOLO_RESUMEN: readonly number[] = [35, 38, 39, 41, 48]
+
 /** The key reconciliation matches on (research §2.3, "Match key: (TipoDoc, RUT, folio)"). */
 export function claveDocumentoRcv(d: Pick<DetalleRcv, 'tipoDoc' | 'rut' | 'folio'>): string {
   return `${d.tipoDoc}:${d.rut}:${d.folio}`

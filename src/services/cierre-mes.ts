@@ -74,6 +74,22 @@ function toRecibido(row: RecibidoRow): RecibidoTimbre {
   }
 }
 
+/** A 46 the company received as seller: a sale of its own, accepted by the SII when it reached the company. */
+function ventaDe46Recibida(row: RecibidoRow): EmitidoTimbre {
+  return {
+    tipoDte: 46, folio: row.folio, rut: row.rut_emisor, fechaEmision: row.fecha_emision, aceptadoSii: true,
+    montoExento: row.monto_exento ?? 0, montoNeto: row.monto_neto ?? 0, montoIva: row.iva ?? 0, montoTotal: row.monto_total,
+  }
+}
+
+/** A 46 the company issued as buyer: its own purchase, with no acceptance to wait for. */
+function compraDe46Emitida(row: DteRow): RecibidoTimbre {
+  return {
+    tipoDte: 46, folio: row.folio, rut: row.rut_receptor, estado: 'aceptado', recepcionSii: null, referencias: [],
+    montoExento: row.monto_exento ?? 0, montoNeto: row.monto_neto ?? 0, montoIva: row.iva ?? 0, montoTotal: row.monto_total,
+  }
+}
+
 // ------------------------------------------------------------------------------------------------------ reconciliation
 
 export interface ConciliacionRecord {
@@ -108,6 +124,7 @@ interface Periodo {
   readonly registros: ReturnType<typeof registrosDe>
   readonly estado: EstadoRcvRecord
   readonly hallazgos: Hallazgo[]
+  readonly now: Date
 }
 
 /** Everything the reconciliation and the F29 of one company and period read, read once. */
@@ -117,15 +134,17 @@ function leerPeriodo(deps: ReadDeps, empresaId: string, periodo: string, now: Da
   const recibidosRows = recibidosDe(db, empresaId, periodo)
   const registros = registrosDe(deps, empresaId, periodo)
   const estado = estadoDe(findRcvPeriodo(db, empresaId, periodo), periodo, now)
+  // A factura de compra (46) is the buyer's purchase and the seller's sale: the one the company issued is matched
+  // against its Registro de Compras, one it received against its Registro de Ventas.
   const todos = conciliar({
-    emitidos: emitidos.map(toEmitido),
-    recibidos: recibidosRows.map(toRecibido),
+    emitidos: [...emitidos.filter((d) => d.tipo_dte !== 46).map(toEmitido), ...recibidosRows.filter((r) => r.tipo_dte === 46 && r.estado !== 'rechazado_tecnico').map(ventaDe46Recibida)],
+    recibidos: [...recibidosRows.filter((r) => r.tipo_dte !== 46).map(toRecibido), ...emitidos.filter((d) => d.tipo_dte === 46).map(compraDe46Emitida)],
     compras: registros === null ? [] : comprasParaConciliar(registros.compras, santiagoInstant),
     ventas: registros === null ? [] : ventasParaConciliar(registros.ventas),
     hoy: now,
   })
   const hallazgos = registros === null ? todos.filter((h) => SOLO_TIMBRE.has(h.tipo)) : todos
-  return { empresaId, periodo, emitidos, recibidos: recibidosRows, registros, estado, hallazgos }
+  return { empresaId, periodo, emitidos, recibidos: recibidosRows, registros, estado, hallazgos, now }
 }
 
 function hallazgoRecord(h: Hallazgo, p: Periodo): HallazgoRecord {
@@ -166,23 +185,49 @@ export function conciliacionDe(deps: ReadDeps, input: { empresaId: string; perio
 
 // ------------------------------------------------------------------------------------------------------ F29
 
-/** Timbre's documents as the F29 reads them while no mirror is synced: sales issued, purchases received. */
-function ventasDeTimbre(emitidos: readonly DteRow[]): VentaF29[] {
-  return emitidos.filter((d) => d.tipo_dte !== 46 && d.tipo_dte !== 52).map((d) => ({
+/**
+ * Timbre's documents as the F29 reads them while no mirror is synced: sales issued (not a 46, which is a purchase of
+ * the buyer that issues it, nor a guía), and facturas de compra (46) the company received as seller, whose IVA the buyer
+ * retained: their ImptoReten code 15 (retención total, DTE format) is the retained amount.
+ */
+function ventasDeTimbre(emitidos: readonly DteRow[], recibidosRows: readonly RecibidoRow[]): VentaF29[] {
+  const emitidas = emitidos.filter((d) => d.tipo_dte !== 46 && d.tipo_dte !== 52).map((d): VentaF29 => ({
     tipoDte: d.tipo_dte, folio: d.folio, rut: d.rut_receptor, cantidad: 1,
     montoExento: d.monto_exento ?? 0, montoNeto: d.monto_neto ?? 0, montoIva: d.iva ?? 0, ivaRetenido: 0, montoTotal: d.monto_total,
   }))
+  const facturasCompraRecibidas = recibidosRows.filter((r) => r.tipo_dte === 46 && r.estado !== 'rechazado_tecnico').map((r): VentaF29 => ({
+    tipoDte: 46, folio: r.folio, rut: r.rut_emisor, cantidad: 1,
+    montoExento: r.monto_exento ?? 0, montoNeto: r.monto_neto ?? 0, montoIva: r.iva ?? 0, ivaRetenido: ivaRetenidoDe(r), montoTotal: r.monto_total,
+  }))
+  return [...emitidas, ...facturasCompraRecibidas]
+}
+
+/** The IVA the buyer retained on a received 46 (ImptoReten TipoImp 15); 0 when unreadable, which the F29 then flags. */
+function ivaRetenidoDe(row: RecibidoRow): number {
+  try {
+    return readDteView(Buffer.from(row.xml).toString('latin1')).totales.impuestos
+      .filter((i) => i.tipo === '15').reduce((a, i) => a + (Number(i.monto) || 0), 0)
+  } catch {
+    return 0
+  }
 }
 
 const SECCION_DE_ESTADO: Readonly<Record<RecibidoRow['estado'], CompraF29['seccion'] | null>> = {
   recibido: 'pendiente', aceptado: 'registro', aceptado_tacito: 'registro', reclamado: 'reclamado', rechazado_tecnico: null,
 }
 
-function comprasDeTimbre(recibidosRows: readonly RecibidoRow[], emitidos: readonly DteRow[]): CompraF29[] {
+/** Received types that are no purchase of the company: boletas, guías, and a 46 (the company sold; see ventasDeTimbre). */
+const NO_COMPRA = [39, 41, 46, 52]
+/** Received types that wait for an acceptance (Ley 19.983: 8 days); the rest enter the RC directly (FAQ RCV #3). */
+const CON_PLAZO = [33, 34, 43]
+
+function comprasDeTimbre(recibidosRows: readonly RecibidoRow[], emitidos: readonly DteRow[], now: Date): CompraF29[] {
   const recibidas = recibidosRows.flatMap((r): CompraF29[] => {
+    if (NO_COMPRA.includes(r.tipo_dte)) return []
     const seccion = SECCION_DE_ESTADO[r.estado]
-    // 33, 34 and 43 wait for acceptance; other received types (notes) enter the RC directly (FAQ RCV #3).
-    const efectiva = seccion === 'pendiente' && ![33, 34, 43].includes(r.tipo_dte) ? 'registro' : seccion
+    // Past its plazo a document counts as accepted even before the follow-up records it (as conciliacion.ts reads it).
+    const vencido = r.plazo !== null && Date.parse(r.plazo) < now.getTime()
+    const efectiva = seccion === 'pendiente' && (!CON_PLAZO.includes(r.tipo_dte) || vencido) ? 'registro' : seccion
     if (efectiva === null) return []
     return [{
       seccion: efectiva, tipoDte: r.tipo_dte, folio: r.folio, rut: r.rut_emisor,
@@ -202,12 +247,12 @@ function comprasDeTimbre(recibidosRows: readonly RecibidoRow[], emitidos: readon
 function propuestaDe(p: Periodo): PropuestaF29 {
   if (p.registros === null) {
     return proponerF29({
-      periodo: p.periodo, origen: 'timbre', ventas: ventasDeTimbre(p.emitidos), compras: comprasDeTimbre(p.recibidos, p.emitidos),
+      periodo: p.periodo, origen: 'timbre', ventas: ventasDeTimbre(p.emitidos, p.recibidos), compras: comprasDeTimbre(p.recibidos, p.emitidos, p.now),
       factorUsoComunMilesimas: null, hallazgos: p.hallazgos,
     })
   }
   // The RC names no IVA retained: the company's own 46 still come from Timbre (domain/cierre-mes.ts comprasParaF29).
-  const facturasCompra = comprasDeTimbre([], p.emitidos)
+  const facturasCompra = comprasDeTimbre([], p.emitidos, p.now)
   const compras = comprasParaF29(p.registros.compras).filter((c) => c.tipoDte !== 46)
   return proponerF29({
     periodo: p.periodo, origen: 'rcv', ventas: ventasParaF29(p.registros.ventas), compras: [...compras, ...facturasCompra],

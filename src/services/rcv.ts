@@ -4,7 +4,7 @@
 import { isoTimestamp, santiagoDate } from '../clock'
 import { findEmpresaById, listEmpresas } from '../db/empresa-store'
 import {
-  claimRcvPeriodo, findAllRcvDetalles, findRcvPeriodo, findRequestedRcvPeriodos, recordRcvFalla, requestRcvSync, storeRcvCopia,
+  claimRcvPeriodo, findAllRcvDetalles, type RcvClaim, findRcvPeriodo, findRequestedRcvPeriodos, recordRcvFalla, requestRcvSync, storeRcvCopia,
 } from '../db/rcv-store'
 import type { EmpresaRow, RcvDetalleRow, RcvPeriodoRow } from '../db/schema'
 import {
@@ -17,10 +17,15 @@ import type { Deps } from './deps'
 import { emitEvent } from './events'
 import { siiCredentials } from './submit-dte'
 
-export type RcvDeps = Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'rcvPortal'>
+export type RcvDeps = Pick<Deps, 'store' | 'vault' | 'clock' | 'log' | 'rcvPortal' | 'config'>
 
-/** A sync reads up to 5 × (types) answers and may wait for deferred downloads (10 minutes at most): the lease outlasts it. */
-const LEASE_MS = 20 * 60 * 1000
+/**
+ * A sync reads up to 5 × (types) answers, each within the SII timeout, and may wait for several deferred downloads,
+ * each up to `--rcv-diferida-espera`: the lease outlasts a slow one, and a sync that died is retried once it runs out.
+ */
+export function leaseMs(config: Pick<Deps['config'], 'rcvDiferidaEsperaMs'>): number {
+  return Math.max(20 * 60_000, 5 * 60_000 + 6 * config.rcvDiferidaEsperaMs)
+}
 /** The daily sync: a period is read again when its last attempt is older than this. */
 const DAILY_MS = 24 * 60 * 60 * 1000
 /** Periods taken per pass: each holds one SII session, and the SII caps them per RUT. */
@@ -69,7 +74,11 @@ export interface EstadoRcvRecord {
 export function estadoDe(row: RcvPeriodoRow | undefined, periodo: string, now: Date): EstadoRcvRecord {
   if (!row) return { periodo, estado: 'sin_sincronizar', sincronizado_at: null, solicitado_at: null, ultimo_intento_at: null, falla: null, diferidas: 0, resumen: null }
   const nowIso = isoTimestamp(now)
-  const falla = row.falla_at !== null && row.falla_motivo !== null ? { motivo: row.falla_motivo, mensaje: row.falla_mensaje ?? '', at: row.falla_at } : null
+  const recorded = row.falla_at !== null && row.falla_motivo !== null ? { motivo: row.falla_motivo, mensaje: row.falla_mensaje ?? '', at: row.falla_at } : null
+  // An attempt newer than both its outcomes whose lease ran out: the process stopped mid-sync.
+  const leaseOver = row.lease_until === null || row.lease_until <= nowIso
+  const interrupted = leaseOver && row.intento_at !== null && row.intento_at > (row.sincronizado_at ?? '') && row.intento_at > (row.falla_at ?? '')
+  const falla = interrupted ? { motivo: 'interrumpido', mensaje: 'La lectura anterior se interrumpió (Timbre se detuvo); la última copia buena se mantiene.', at: row.intento_at! } : recorded
   const estado: EstadoSincronizacion =
     row.lease_until !== null && row.lease_until > nowIso ? 'sincronizando'
       : row.solicitado_at !== null ? 'pendiente'
@@ -133,8 +142,8 @@ function companyOf(empresa: EmpresaRow): SiiCompany {
 export async function sincronizarPeriodo(deps: RcvDeps, input: { empresaId: string; periodo: string }): Promise<SyncResult> {
   const { empresaId, periodo } = input
   const started = deps.clock.now()
-  const startedIso = isoTimestamp(started)
-  if (!claimRcvPeriodo(deps.store.db, empresaId, periodo, startedIso, isoTimestamp(new Date(started.getTime() + LEASE_MS)))) return 'ocupado'
+  const claim: RcvClaim = { startedIso: isoTimestamp(started), leaseUntil: isoTimestamp(new Date(started.getTime() + leaseMs(deps.config))) }
+  if (!claimRcvPeriodo(deps.store.db, empresaId, periodo, claim.startedIso, claim.leaseUntil)) return 'ocupado'
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} is missing`)
   const creds = siiCredentials(deps, { empresaId, now: started })
@@ -145,12 +154,10 @@ export async function sincronizarPeriodo(deps: RcvDeps, input: { empresaId: stri
   const nowIso = isoTimestamp(now)
   if (outcome.kind === 'failed') {
     const mensaje = [FALLA_TEXTO[outcome.motivo], outcome.mensaje].filter((t) => t !== '').join(' ')
-    deps.store.db.transaction((tx) => {
-      recordRcvFalla(tx, empresaId, periodo, { motivo: outcome.motivo, mensaje }, nowIso)
-      emitEvent(tx, { empresaId, type: 'rcv.sincronizado', now, data: { periodo, resultado: 'fallido', falla: { motivo: outcome.motivo, mensaje } } })
-    }, { behavior: 'immediate' })
-    deps.log.warn('rcv.sync_failed', { empresa_id: empresaId, periodo, motivo: outcome.motivo })
-    return 'fallido'
+    const recorded = recordRcvFalla(deps.store.db, empresaId, periodo, { motivo: outcome.motivo, mensaje }, nowIso, claim, (tx) =>
+      emitEvent(tx, { empresaId, type: 'rcv.sincronizado', now, data: { periodo, resultado: 'fallido', falla: { motivo: outcome.motivo, mensaje } } }))
+    deps.log.warn('rcv.sync_failed', { empresa_id: empresaId, periodo, motivo: outcome.motivo, recorded })
+    return recorded ? 'fallido' : 'ocupado'
   }
   const resumen = {
     compras: Object.fromEntries(SECCIONES_COMPRAS.map((s) => [s, outcome.compras.secciones[s].resumen])),
@@ -160,15 +167,20 @@ export async function sincronizarPeriodo(deps: RcvDeps, input: { empresaId: stri
     ...SECCIONES_COMPRAS.flatMap((s) => outcome.compras.secciones[s].detalle.map((d, n) => detalleRow('compras', s, n, d))),
     ...outcome.ventas.detalle.map((d, n) => detalleRow('ventas', 'ventas', n, d)),
   ]
-  storeRcvCopia(deps.store.db, empresaId, periodo, { resumen, detalles, diferidas: outcome.diferidas }, nowIso)
-  emitEvent(deps.store.db, {
-    empresaId, type: 'rcv.sincronizado', now,
-    data: {
-      periodo, resultado: 'ok', sincronizado_at: nowIso,
-      compras: Object.fromEntries(SECCIONES_COMPRAS.map((s) => [s, outcome.compras.secciones[s].detalle.length])),
-      ventas: outcome.ventas.detalle.length,
-    },
-  })
+  const stored = storeRcvCopia(deps.store.db, empresaId, periodo, { resumen, detalles, diferidas: outcome.diferidas }, nowIso, claim, (tx) =>
+    emitEvent(tx, {
+      empresaId, type: 'rcv.sincronizado', now,
+      data: {
+        periodo, resultado: 'ok', sincronizado_at: nowIso,
+        compras: Object.fromEntries(SECCIONES_COMPRAS.map((s) => [s, outcome.compras.secciones[s].detalle.length])),
+        ventas: outcome.ventas.detalle.length,
+      },
+    }))
+  if (!stored) {
+    // Our lease ran out and another sync took the period: its copy is the newer one.
+    deps.log.warn('rcv.sync_lease_lost', { empresa_id: empresaId, periodo })
+    return 'ocupado'
+  }
   deps.log.info('rcv.synced', { empresa_id: empresaId, periodo, detalles: detalles.length, diferidas: outcome.diferidas, ms: now.getTime() - started.getTime() })
   return 'ok'
 }

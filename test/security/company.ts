@@ -112,7 +112,8 @@ export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: s
     ivaRetenidoTotal: null, ivaRetenidoParcial: null, ivaPropio: null, ivaTerceros: null, ivaFueraPlazo: null, referencia: null,
   }
   const resumen = { tipoDoc: 33, cantidad: 1, montoExento: 0, montoNeto: 1000, montoIva: 190, montoIvaNoRecuperable: 0, ivaUsoComun: 0, montoTotal: 1190 }
-  claimRcvPeriodo(s.server.deps.store.db, a.empresa.id, periodo, nowIso, new Date(Date.now() + 60_000).toISOString())
+  const claim = { startedIso: nowIso, leaseUntil: new Date(Date.now() + 60_000).toISOString() }
+  claimRcvPeriodo(s.server.deps.store.db, a.empresa.id, periodo, claim.startedIso, claim.leaseUntil)
   storeRcvCopia(s.server.deps.store.db, a.empresa.id, periodo, {
     resumen: { compras: { registro: [], pendiente: [resumen], no_incluir: [], reclamado: [] }, ventas: [resumen] },
     detalles: [
@@ -120,7 +121,7 @@ export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: s
       { registro: 'ventas', seccion: 'ventas', n: 0, tipo_doc: 33, rut: detalle.rut, folio: 41, detalle },
     ],
     diferidas: 0,
-  }, nowIso)
+  }, nowIso, claim)
 
   // The mailbox points at a closed port: saving does not connect, and the intercambio job is not due during the test.
   const inboundEmail = 'dte-a@intercambio.example.cl'

@@ -107,6 +107,17 @@ describe('the whole RCV', () => {
     expect(resumen?.headers['content-type']).toBe('application/json')
   })
 
+  test('boletas are totals only: their summary row is kept and no detail is asked for them', async () => {
+    const boleta = detalle(500, { tipoDoc: 39, rut: '66666666-6', razonSocial: 'Boletas del día', montoTotal: 1190 })
+    state = newPortalState({ ...REGISTROS, 'VENTA/': [...(REGISTROS['VENTA/'] ?? []), boleta] })
+    portal.handler = rcvPortal(state, identity.certificateDer)
+    const outcome = await leer()
+    if (outcome.kind !== 'ok') throw new Error(JSON.stringify(outcome))
+    expect(outcome.ventas.resumen.find((r) => r.tipoDoc === 39)?.cantidad).toBe(1)
+    expect(outcome.ventas.detalle.some((d) => d.tipoDoc === 39)).toBe(false)
+    expect(state.facade.filter((c) => c.op === 'getDetalleVenta').map((c) => c.body.data.codTipoDoc)).toEqual([33, 61])
+  })
+
   test('a period with no data (codRespuesta 3 everywhere) is an empty RCV, not a failure', async () => {
     state = newPortalState({})
     portal.handler = rcvPortal(state, identity.certificateDer)

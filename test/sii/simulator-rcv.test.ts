@@ -177,6 +177,15 @@ describe('the registers from what the simulator received', () => {
     await h.relogin()
     expect(folios(await h.detalle('COMPRA', 'registro'))).toEqual([1, 77])
   })
+
+  test('only 33, 34 and 43 wait for an acceptance: a credit note enters registro at reception', async () => {
+    const h = await harness()
+    h.withStore((store) => store.insertRcvFilas([
+      { rut_empresa: RECEPTOR, registro: 'compras', tipo: 61, rut: '11111111-1', razon_social: 'Proveedor Externo', folio: 90, fecha_emision: '2026-03-02', fecha_recepcion: '2026-03-02T09:00:00', monto_exento: 0, monto_neto: 100, monto_iva: 19, monto_total: 119, seccion: null, added_at: 0 },
+    ]))
+    expect(await h.detalle('COMPRA', 'pendiente', 61)).toEqual([])
+    expect(await h.detalle('COMPRA', 'registro', 61)).toMatchObject([{ folio: 90, tipoDoc: 61, fechaAcuse: '2026-03-02T09:00:00' }])
+  })
 })
 
 describe('the deferred download', () => {

@@ -5,7 +5,7 @@
 // SII FAQ RCV #31 "Descargas Diferidas"). One request at a time: the SII's portal is shared by every taxpayer.
 import { readRegistroComprasCsv, readRegistroVentasCsv } from '../../domain/rcv-csv'
 import {
-  ESTADO_CONTAB, readDetalleRcv, readResumenRcv, SECCIONES_COMPRAS,
+  ESTADO_CONTAB, readDetalleRcv, readResumenRcv, SECCIONES_COMPRAS, TIPOS_SOLO_RESUMEN,
   type DetalleRcv, type OperacionRcv, type RcvResult, type RegistroCompras, type RegistroVentas, type ResumenYDetalle, type SeccionCompras,
 } from '../../domain/rcv'
 import { ESTADOS_DIFERIDA, FACADE_OPS, type EstadoDiferida, type FacadeRequest } from '../portal-protocol'
@@ -70,8 +70,8 @@ async function readRegistro(
   const detalle: DetalleRcv[] = []
   let diferidas = 0
   for (const tipo of resumen) {
-    // A type the summary counts no document of has no detail to ask for.
-    if (tipo.cantidad === 0) continue
+    // A type the summary counts no document of has no detail to ask for; boletas and vouchers are totals only.
+    if (tipo.cantidad === 0 || TIPOS_SOLO_RESUMEN.includes(tipo.tipoDoc)) continue
     const data = { ...base, codTipoDoc: tipo.tipoDoc }
     if (tipo.cantidad > ctx.settings.diferidaDesde) {
       detalle.push(...(await readDiferida(ctx, data, seccion, `descarga diferida ${label} tipo ${tipo.tipoDoc}`)))

@@ -1,8 +1,8 @@
 // The RCV the simulator serves, built from what it holds (DESIGN §16 "Simulator"; docs/decisions/simulator.md "Portal y
-// RCV"): each document it accepted is a row of its issuer's Registro de Ventas and of its receptor's Registro de
-// Compras, in the period of its FchEmis; a purchase stays pendiente until an acceptance (ACD, ERM) or 8 days after its
-// reception on the simulator's clock, then registro with that instant as Fecha Acuse; a claim (RCD, RFP, RFT) makes it
-// reclamado. Rows added with `sii-simulator rcv add` join the same registers.
+// RCV"): each document it accepted is a row of its seller's Registro de Ventas and of its buyer's Registro de Compras
+// (the issuer and the receptor, except a 46, which the buyer issues), in the period of its FchEmis; a 33, 34 or 43
+// stays pendiente until an acceptance (ACD, ERM) or 8 days after its reception on the simulator's clock, then registro
+// with that instant as Fecha Acuse; a claim (RCD, RFP, RFT) makes it reclamado; other types enter registro at once. Rows added with `sii-simulator rcv add` join the same registers.
 import { santiagoInstant, santiagoTimestamp } from '../../clock'
 import { isAccion, isClaim } from '../../domain/intercambio'
 import type { DetalleRcv, SeccionCompras } from '../../domain/rcv'
@@ -13,6 +13,10 @@ import type { DocumentoRcvRow, DocumentoRegistrado, EventoRow, RcvFilaRow, Simul
 
 /** The types the RCV lists (DESIGN §16): not boletas (39, 41, their own summary) nor guías (52). */
 export const TIPOS_RCV: readonly number[] = [33, 34, 43, 46, 56, 61, 110, 111, 112]
+
+/** The types a receptor accepts or claims, which wait in pendiente until it does or 8 days pass (Ley 19.983). */
+export const TIPOS_CON_ACUSE: readonly number[] = [33, 34, 43]
+const FACTURA_COMPRA = 46
 
 /** Tacit acceptance: 8 calendar days from the SII's reception (research §2.1; the simulator's RegistroReclamoDTE plazo). */
 export const ACUSE_TACITO_MS = 8 * 24 * 60 * 60_000
@@ -51,9 +55,14 @@ export function registrosRcv(store: SimulatorStore, rut: string, periodo: string
     const key = `${d.rut_emisor}|${d.tipo}|${d.folio}`
     if (!TIPOS_RCV.includes(d.tipo) || vistos.has(key) || !envioState(doc.envio, now).isFinal) continue
     vistos.add(key)
-    const estado = estadoAcuse(doc.envio.received_at, store.eventosOf(d.rut_emisor, d.tipo, d.folio), now.getTime())
-    if (d.rut_emisor === rut) ventas.push(detalleVenta(doc, estado))
-    if (d.rut_receptor === rut) compras[estado.seccion].push(detalleCompra(doc, estado))
+    // Only 33, 34 and 43 wait for an acceptance (Ley 19.983); notes, exports and a 46 enter the registers at reception.
+    const estado = TIPOS_CON_ACUSE.includes(d.tipo)
+      ? estadoAcuse(doc.envio.received_at, store.eventosOf(d.rut_emisor, d.tipo, d.folio), now.getTime())
+      : { seccion: 'registro' as const, fechaAcuse: doc.envio.received_at, fechaReclamo: null }
+    // A factura de compra (46) is issued by the buyer: it is its issuer's purchase and its receptor's (the seller's) sale.
+    const [vendedor, comprador] = d.tipo === FACTURA_COMPRA ? [d.rut_receptor, d.rut_emisor] : [d.rut_emisor, d.rut_receptor]
+    if (vendedor === rut) ventas.push(d.tipo === FACTURA_COMPRA ? detalleVentaDe46(doc, estado) : detalleVenta(doc, estado))
+    if (comprador === rut) compras[estado.seccion].push(d.tipo === FACTURA_COMPRA ? detalleCompraDe46(doc, estado) : detalleCompra(doc, estado))
   }
   for (const fila of store.rcvFilasOf(rut, mes)) {
     const { seccion, detalle } = detalleDeFila(fila, now.getTime())
@@ -112,6 +121,24 @@ function detalleCompra(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRc
   })
 }
 
+/** The seller's row of a 46: the counterpart is the buyer who issued it, and the IVA it retained is the sale's. */
+function detalleVentaDe46(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRcv {
+  const d = doc.documento
+  return detalleBase({
+    tipoDoc: d.tipo, rut: d.rut_emisor, razonSocial: doc.rcv?.razon_social_emisor ?? '', folio: d.folio, fechaEmision: d.fecha_emision,
+    ...montosDe(doc), fechaAcuse: instante(estado.fechaAcuse), fechaReclamo: null, ivaRetenidoTotal: doc.rcv?.iva_retenido_total ?? null,
+  })
+}
+
+/** The buyer's row of the 46 it issued: the counterpart is the seller it bought from. */
+function detalleCompraDe46(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRcv {
+  const d = doc.documento
+  return detalleBase({
+    tipoDoc: d.tipo, rut: d.rut_receptor, razonSocial: doc.rcv?.razon_social_receptor ?? '', folio: d.folio, fechaEmision: d.fecha_emision,
+    ...montosDe(doc), fechaAcuse: instante(estado.fechaAcuse), fechaReclamo: null,
+  })
+}
+
 /**
  * A row added by `rcv add`. Its section, when given, is kept, with the reception as the instant of the acuse (registro,
  * no_incluir) or of the claim (reclamado); without one, a purchase follows the 8-day rule (no events: the simulator
@@ -119,7 +146,7 @@ function detalleCompra(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRc
  */
 function detalleDeFila(fila: RcvFilaRow, now: number): { seccion: SeccionCompras; detalle: DetalleRcv } {
   const recibidoAt = santiagoInstant(fila.fecha_recepcion)?.getTime() ?? now
-  const regla = estadoAcuse(recibidoAt, [], now)
+  const regla: EstadoAcuse = TIPOS_CON_ACUSE.includes(fila.tipo) ? estadoAcuse(recibidoAt, [], now) : { seccion: 'registro', fechaAcuse: recibidoAt, fechaReclamo: null }
   const seccion: SeccionCompras = fila.registro === 'compras' && fila.seccion !== null ? fila.seccion : regla.seccion
   const recepcion = fila.fecha_recepcion
   const fechaAcuse = fila.seccion === null ? instante(regla.fechaAcuse) : seccion === 'registro' || seccion === 'no_incluir' ? recepcion : null

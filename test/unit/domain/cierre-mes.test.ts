@@ -81,3 +81,26 @@ describe('the RCV mirror for the F29', () => {
     expect(propuesta.origen).toBe('rcv')
   })
 })
+
+describe('boletas in the Registro de Ventas', () => {
+  test('they come as the summary\'s totals (no detail lists them): 110 counts them and 111 carries their IVA', () => {
+    const conBoletas: RegistroVentas = {
+      ...ventas,
+      resumen: [
+        { tipoDoc: 33, cantidad: 1, montoExento: 0, montoNeto: 200_000, montoIva: 38_000, montoIvaNoRecuperable: 0, ivaUsoComun: 0, montoTotal: 238_000 },
+        { tipoDoc: 39, cantidad: 412, montoExento: 0, montoNeto: 840_336, montoIva: 159_664, montoIvaNoRecuperable: 0, ivaUsoComun: 0, montoTotal: 1_000_000 },
+        { tipoDoc: 41, cantidad: 0, montoExento: 0, montoNeto: 0, montoIva: 0, montoIvaNoRecuperable: 0, ivaUsoComun: 0, montoTotal: 0 },
+      ],
+    }
+    const lineas = ventasParaF29(conBoletas)
+    expect(lineas.filter((l) => l.tipoDte === 39)).toEqual([{ tipoDte: 39, folio: 0, rut: '', cantidad: 412, montoExento: 0, montoNeto: 840_336, montoIva: 159_664, ivaRetenido: 0, montoTotal: 1_000_000 }])
+    // A type with details is read from them, never twice from its summary too; an empty summary row adds nothing.
+    expect(lineas.filter((l) => l.tipoDte === 33)).toHaveLength(1)
+    expect(lineas.some((l) => l.tipoDte === 41)).toBe(false)
+    const propuesta = proponerF29({ periodo: '202610', origen: 'rcv', ventas: lineas, compras: [], factorUsoComunMilesimas: null, hallazgos: [] })
+    const valor = (c: number) => propuesta.codigos.find((x) => x.codigo === c)?.valor
+    expect(valor(110)).toBe(412)
+    expect(valor(111)).toBe(159_664)
+    expect(valor(538)).toBe(38_000 - 3_800 + 159_664)
+  })
+})
