@@ -11,7 +11,7 @@ import { PORTAL_PATHS } from '../../src/sii/portal-protocol'
 import { createRcvPortalClient, type RcvPortalClientOptions } from '../../src/sii/portal/rcv-client'
 import { makeCertificate } from '../support/pki'
 import {
-  json, namespaceOf, newPortalState, ok, rcvPortal, sessionGone, startFakePortal, TOKEN, type FakePortal, type RcvPortalState,
+  CSESSIONID, json, namespaceOf, newPortalState, ok, rcvPortal, sessionGone, startFakePortal, TOKEN, type FakePortal, type RcvPortalState,
 } from './portal-server'
 
 const identity = makeCertificate({ rut: '11111111-1', keySlot: 7, serial: '5a11' })
@@ -210,6 +210,16 @@ describe('failures mid-read', () => {
     expect(state.logouts).toBe(2)
   })
 
+  test('an SII message that echoes the session\'s cookies reaches the accountant with them blanked', async () => {
+    state.spoil = (c) => (c.op === 'getResumen'
+      ? json({ data: null, respEstado: { codRespuesta: 2, msgeRespuesta: `Error en sesion ${CSESSIONID} / ${TOKEN}` } }) : undefined)
+    const outcome = await leer()
+    expect(outcome).toMatchObject({ kind: 'failed', motivo: 'sii_rechazo' })
+    const mensaje = outcome.kind === 'failed' ? outcome.mensaje : ''
+    expect(mensaje).toContain('Error en sesion [sesión] / [sesión]')
+    expect(mensaje.includes(CSESSIONID) || mensaje.includes(TOKEN)).toBe(false)
+  })
+
   test('malformed JSON is respuesta_invalida naming the request', async () => {
     state.spoil = (c) => (c.op === 'getDetalleVenta' ? { status: 200, headers: [['Content-Type', 'application/json']], body: '{"data": [{"detTipoDoc": 33' } : undefined)
     const outcome = await leer()
@@ -222,6 +232,18 @@ describe('failures mid-read', () => {
     state.spoil = (c) => (c.op === 'getDetalleCompra' ? ok([{ detTipoDoc: 33, detRutDoc: 1, detDvDoc: '1' }]) : undefined)
     const outcome = await leer()
     expect(outcome.kind === 'failed' && [outcome.motivo, outcome.mensaje.includes('data.0.detRutDoc')]).toEqual(['respuesta_invalida', true])
+  })
+
+  test('an answer larger than the client reads is respuesta_invalida, cut unread; logout still happens', async () => {
+    const outcome = await leer({ maxAnswerBytes: 2048 })
+    // The summaries of this period are a few hundred bytes; the first detail answer passes 2 KB.
+    state = newPortalState({ ...REGISTROS, 'COMPRA/REGISTRO': Array.from({ length: 40 }, (_, i) => detalle(200 + i)) })
+    portal.handler = rcvPortal(state, identity.certificateDer)
+    const big = await leer({ maxAnswerBytes: 2048 })
+    expect(outcome.kind).toBe('ok')
+    expect(big).toMatchObject({ kind: 'failed', motivo: 'respuesta_invalida' })
+    expect(big.kind === 'failed' && big.mensaje).toContain('demasiado grande')
+    expect(state.logouts).toBe(1)
   })
 
   test('a 503 from the data service is sin_conexion', async () => {

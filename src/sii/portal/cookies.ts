@@ -26,6 +26,16 @@ export class CookieJar {
     return value === '' ? undefined : value
   }
 
+  /**
+   * `text` with every session value blanked: an SII page or message that echoes a cookie must not carry it into the
+   * accountant's message, the database or a webhook. Short values (a flag, a language) are not secrets and stay.
+   */
+  redact(text: string): string {
+    let out = text
+    for (const value of this.values.values()) if (value.length >= 6) out = out.replaceAll(value, '[sesión]')
+    return out
+  }
+
   /** The `Cookie` request header, or undefined before any cookie. */
   header(): string | undefined {
     if (this.values.size === 0) return undefined

@@ -50,6 +50,8 @@ export async function callFacade(deps: FacadeDeps, op: string, data: FacadeReque
   return answer
 }
 
+const MAX_CSV_BYTES = 512 * 1024 * 1024
+
 /** GET obtenerArchivoBLOB/<idSolicitud>: the deferred download's CSV, gunzipped, as text. */
 export async function fetchArchivoDiferido(deps: FacadeDeps, idSolicitud: string, where: string): Promise<string> {
   const reply = await deps.transport.send({
@@ -63,9 +65,10 @@ export async function fetchArchivoDiferido(deps: FacadeDeps, idSolicitud: string
   const isGzip = res.bytes[0] === 0x1f && res.bytes[1] === 0x8b
   let bytes: Uint8Array
   try {
-    bytes = isGzip ? gunzipSync(res.bytes) : res.bytes
+    // Bounded: a gzip that inflates past it is no RCV file (a month of a large company is tens of MB).
+    bytes = isGzip ? gunzipSync(res.bytes, { maxOutputLength: MAX_CSV_BYTES }) : res.bytes
   } catch {
-    throw respuestaInvalida(where, 'el archivo comprimido está dañado')
+    throw respuestaInvalida(where, 'el archivo comprimido está dañado o es demasiado grande')
   }
   // UTF-8 as cl-sii reads the SII's downloads (docs/decisions/rcv.md "Encoding"); a charset the server names wins.
   return decodeBody(bytes, res.headers.get('content-type') ?? '')
@@ -73,7 +76,7 @@ export async function fetchArchivoDiferido(deps: FacadeDeps, idSolicitud: string
 
 /** A reply that carries an answer: not a network failure, a 5xx or a redirect (the portal's login page). */
 function answered(reply: PortalReply, where: string): Response {
-  if (reply.kind === 'failure') throw sinConexion(where, reply.reason)
+  if (reply.kind === 'failure') throw reply.tooLarge ? respuestaInvalida(where, 'la respuesta es demasiado grande') : sinConexion(where, reply.reason)
   if (reply.status >= 500) throw sinConexion(where, `HTTP ${reply.status}`)
   if (reply.status >= 300 && reply.status < 400) {
     throw respuestaInvalida(where, `una redirección (HTTP ${reply.status}) en lugar de datos`)

@@ -20,6 +20,8 @@ export interface RcvPortalClientOptions {
   readonly target: SiiTarget | { readonly kind: 'origin'; readonly origin: string }
   /** Per HTTP request (DESIGN §6: every SII call times out after 30 s). */
   readonly timeoutMs?: number
+  /** Answers past this many bytes are refused unread (transport.ts MAX_ANSWER_BYTES); for tests. */
+  readonly maxAnswerBytes?: number
   /** A document type with more documents than this in its summary comes by the deferred download (default 1000). */
   readonly diferidaDesde?: number
   /** Between two looks at a deferred download's state (default 2 s). */
@@ -48,7 +50,7 @@ export function createRcvPortalClient(opts: RcvPortalClientOptions): RcvPortalCl
   async function read(company: SiiCompany, rut: Rut, creds: SiiCredentials, periodo: string): Promise<RcvReadOutcome> {
     const fields = { company_rut: company.rut, periodo }
     const logWith = (event: string, extra: object) => log(event, { ...fields, ...extra })
-    const transport = createPortalTransport({ target, signer: creds.signer, timeoutMs: opts.timeoutMs ?? 30_000, fetch: opts.fetch ?? fetch })
+    const transport = createPortalTransport({ target, signer: creds.signer, timeoutMs: opts.timeoutMs ?? 30_000, fetch: opts.fetch ?? fetch, ...(opts.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: opts.maxAnswerBytes }) })
     const deps = { transport, target, origins, nowMs: settings.nowMs, log }
     // The login sends the browser back to the RCV's app (research §2.2); on an origin target, the origin's copy of it.
     const referencia = `${origins.rcv}${PORTAL_PATHS.rcvHome}`

@@ -41,13 +41,19 @@ export async function withPortalSession<T>(
   deps: PortalSessionDeps, referencia: string, fields: object, use: (session: PortalSession) => Promise<T>,
 ): Promise<T> {
   const cookies = new CookieJar()
+  // Whatever a failure quotes of the SII's answers leaves here with the session's values blanked (cookies.ts redact).
+  const redacted = (err: unknown): unknown =>
+    err instanceof PortalFailure ? new PortalFailure(err.motivo, cookies.redact(err.mensaje), cookies.redact(err.detail)) : err
   try {
     const session = await login(deps, referencia, cookies).catch((err: unknown) => {
-      if (err instanceof PortalFailure) deps.log('sii.portal.login', { ...fields, outcome: 'failed', motivo: err.motivo, reason: err.detail })
-      throw err
+      const clean = redacted(err)
+      if (clean instanceof PortalFailure) deps.log('sii.portal.login', { ...fields, outcome: 'failed', motivo: clean.motivo, reason: clean.detail })
+      throw clean
     })
     deps.log('sii.portal.login', { ...fields, outcome: 'ok' })
-    return await use(session)
+    return await use(session).catch((err: unknown) => {
+      throw redacted(err)
+    })
   } finally {
     await logout(deps, cookies, fields)
   }
@@ -63,7 +69,7 @@ async function login(deps: PortalSessionDeps, referencia: string, cookies: Cooki
       headers: withCookies(cookies, method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
       ...(method === 'POST' ? { body } : {}),
     })
-    if (reply.kind === 'failure') throw sinConexion('ingreso con certificado', reply.reason)
+    if (reply.kind === 'failure') throw reply.tooLarge ? respuestaInvalida('ingreso con certificado', 'la página es demasiado grande') : sinConexion('ingreso con certificado', reply.reason)
     cookies.store(reply.headers.getSetCookie(), deps.nowMs())
     const location = reply.headers.get('location')
     if (!isRedirect(reply.status) || location === null) return sessionFrom(reply, cookies)

@@ -17,7 +17,8 @@ export interface PortalRequest {
 
 export type PortalReply =
   | { readonly kind: 'response'; readonly status: number; readonly headers: Headers; readonly bytes: Uint8Array }
-  | { readonly kind: 'failure'; readonly reason: string }
+  /** `tooLarge`: the server answered, with more than MAX_ANSWER_BYTES: not an outage, an answer Timbre will not read. */
+  | { readonly kind: 'failure'; readonly reason: string; readonly tooLarge?: true }
 
 export interface PortalTransport {
   send(req: PortalRequest): Promise<PortalReply>
@@ -28,6 +29,8 @@ export interface PortalTransportOptions {
   readonly signer: Signer
   readonly timeoutMs: number
   readonly fetch: typeof fetch
+  /** Default MAX_ANSWER_BYTES; tests lower it. */
+  readonly maxAnswerBytes?: number
 }
 
 /**
@@ -56,13 +59,37 @@ export function createPortalTransport(opts: PortalTransportOptions): PortalTrans
           ...(req.url.startsWith('https:') ? { tls } : {}),
         })
         // The body is read under the same signal: a server that sends its headers and then hangs also times out.
-        const bytes = new Uint8Array(await res.arrayBuffer())
+        const max = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES
+        const bytes = await readCapped(res, max)
+        if (bytes === null) return { kind: 'failure', reason: `answer larger than ${max} bytes`, tooLarge: true }
         return { kind: 'response', status: res.status, headers: res.headers, bytes }
       } catch (err) {
         return { kind: 'failure', reason: failureReason(err, signal, opts.timeoutMs) }
       }
     },
   }
+}
+
+/**
+ * No portal answer Timbre reads is near this: a month's JSON detail of a type is a few MB, a deferred CSV of a large
+ * company tens. A changed page, a proxy's error or a hostile server is cut here rather than held whole in memory.
+ */
+export const MAX_ANSWER_BYTES = 128 * 1024 * 1024
+
+/** The body, or null once it passes `max` bytes (the rest is not read). */
+async function readCapped(res: Response, max: number): Promise<Uint8Array | null> {
+  if (res.body === null) return new Uint8Array()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of res.body) {
+    total += chunk.byteLength
+    if (total > max) {
+      await res.body.cancel().catch(() => undefined)
+      return null
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
 }
 
 function certificatePem(derBase64: string): string {
