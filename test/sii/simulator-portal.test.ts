@@ -155,3 +155,18 @@ describe('sessions', () => {
     expect((await resumen(p.url, token)).codRespuesta).toBe(99)
   })
 })
+
+describe('the TLS listener holds nothing for ever', () => {
+  test('a client that connects and never finishes the handshake does not hold stop', async () => {
+    const sim = await startSimulator({ processingDelayMs: 0, dataDir: null })
+    const first = await fetch(`${sim.url}${PORTAL_PATHS.login}?${REFERENCIA}`, { method: 'POST', redirect: 'manual', body: `referencia=${encodeURIComponent(REFERENCIA)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const port = Number(new URL(first.headers.get('location') ?? '').port)
+    const { connect } = await import('node:net')
+    const idle = connect(port, '127.0.0.1')
+    await new Promise<void>((resolve) => idle.once('connect', () => resolve()))
+    const started = Date.now()
+    await sim.stop()
+    expect(Date.now() - started).toBeLessThan(3000)
+    expect(idle.destroyed || (await new Promise<boolean>((resolve) => idle.once('close', () => resolve(true))))).toBe(true)
+  })
+})

@@ -5,7 +5,7 @@
 // Bun 1.4.5 only node:tls hands over the peer certificate (getPeerCertificate). So this one endpoint reads HTTP/1.1 by
 // hand: a head, a Content-Length body, one answer with `Connection: close`.
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { isIP } from 'node:net'
+import { isIP, type Socket } from 'node:net'
 import { createServer, type Server, type TLSSocket } from 'node:tls'
 import forge from 'node-forge'
 import { certificateHolderRut } from '../../crypto/pfx'
@@ -20,6 +20,8 @@ export const SESSION_IDLE_MS = 30 * 60_000
 const MAX_HEAD_BYTES = 16 * 1024
 const MAX_BODY_BYTES = 64 * 1024
 const SOCKET_TIMEOUT_MS = 15_000
+/** The whole of one login, handshake to answer: the idle timeout alone lets a slow trickle hold a socket for ever. */
+const CONNECTION_DEADLINE_MS = 30_000
 
 export interface PortalListener {
   readonly port: number
@@ -38,11 +40,15 @@ export interface PortalListenerOptions {
 /** Starts the TLS listener on a free port of the simulator's hostname. */
 export async function startPortalListener(ctx: SimulatorContext, opts: PortalListenerOptions): Promise<PortalListener> {
   const { key, cert } = serverCertificate(opts.hostname)
-  const sockets = new Set<TLSSocket>()
-  const server: Server = createServer({ key, cert, requestCert: true, rejectUnauthorized: false }, (socket) => {
-    sockets.add(socket)
-    socket.once('close', () => sockets.delete(socket))
-    serveOne(ctx, opts, socket)
+  // Every raw connection, from its first byte: one still in the TLS handshake is not a TLSSocket yet, and stop must
+  // not wait for the handshake timeout of a client that never finishes it.
+  const connections = new Set<Socket>()
+  const server: Server = createServer({ key, cert, requestCert: true, rejectUnauthorized: false }, (socket) => serveOne(ctx, opts, socket))
+  server.on('connection', (raw: Socket) => {
+    connections.add(raw)
+    raw.once('close', () => connections.delete(raw))
+    // A whole request, handshake included, within this much: a client trickling a byte now and then is cut.
+    setTimeout(() => raw.destroy(), CONNECTION_DEADLINE_MS).unref()
   })
   // A client that gives up on the handshake (no certificate it trusts) is its business, not an error of the simulator.
   server.on('tlsClientError', () => {})
@@ -56,7 +62,7 @@ export async function startPortalListener(ctx: SimulatorContext, opts: PortalLis
   return {
     port,
     stop: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
+      for (const c of connections) c.destroy()
       server.close(() => resolve())
     }),
   }

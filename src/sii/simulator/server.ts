@@ -123,14 +123,22 @@ class LazyPortal implements PortalAccess {
   tlsPort(): Promise<number> {
     const target = this.target
     if (target === null) throw new Error('portal used before the server started')
-    this.listener ??= import('./portal-login').then((m) => m.startPortalListener(target.ctx, { hostname: this.hostname, plainPort: target.plainPort, sessionCap: this.sessionCap }))
+    if (this.listener === null) {
+      const starting = import('./portal-login').then((m) => m.startPortalListener(target.ctx, { hostname: this.hostname, plainPort: target.plainPort, sessionCap: this.sessionCap }))
+      // A start that failed (a port, a key) is tried again by the next login, not remembered for ever.
+      starting.catch(() => {
+        if (this.listener === starting) this.listener = null
+      })
+      this.listener = starting
+    }
     return this.listener.then((l) => l.port)
   }
 
   async stop(): Promise<void> {
     const listener = this.listener
     this.listener = null
-    if (listener !== null) await (await listener).stop()
+    const started = listener === null ? null : await listener.catch(() => null)
+    await started?.stop()
   }
 }
 
