@@ -324,25 +324,63 @@ export interface PendienteRecord {
 
 const TIPOS_CON_PLAZO = [33, 34, 43]
 
+/** The list's filters the board also takes (services/recibidos.ts recibidoFilterOf checked them). */
+export interface FiltroPendientes {
+  readonly rutEmisor?: string
+  readonly tipoDte?: number
+  readonly fechaDesde?: string
+  readonly fechaHasta?: string
+}
+
 /**
  * Every received 33, 34 and 43 still open (estado recibido) of these companies, oldest deadline first (a document
- * whose SII reception is not known yet has no deadline and goes last).
+ * whose SII reception is not known yet has no deadline and goes last), then by id.
  */
-export function pendientesDe(deps: ReadDeps, empresaIds: readonly string[]): PendienteRecord[] {
+export function pendientesDe(deps: ReadDeps, empresaIds: readonly string[], filtro: FiltroPendientes = {}): PendienteRecord[] {
   if (empresaIds.length === 0) return []
   const now = deps.clock.now()
+  const tipos = filtro.tipoDte === undefined ? TIPOS_CON_PLAZO : TIPOS_CON_PLAZO.filter((t) => t === filtro.tipoDte)
+  if (tipos.length === 0) return []
+  const conditions = [inArray(recibidos.empresa_id, [...empresaIds]), eq(recibidos.estado, 'recibido'), inArray(recibidos.tipo_dte, tipos)]
+  if (filtro.rutEmisor !== undefined) conditions.push(eq(recibidos.rut_emisor, filtro.rutEmisor))
+  if (filtro.fechaDesde !== undefined) conditions.push(gte(recibidos.fecha_emision, filtro.fechaDesde))
+  if (filtro.fechaHasta !== undefined) conditions.push(lte(recibidos.fecha_emision, filtro.fechaHasta))
   const rows = deps.store.db.select({
     id: recibidos.id, empresa_id: recibidos.empresa_id, rut_emisor: recibidos.rut_emisor, razon_social_emisor: recibidos.razon_social_emisor,
     tipo_dte: recibidos.tipo_dte, folio: recibidos.folio, fecha_emision: recibidos.fecha_emision, monto_total: recibidos.monto_total,
     fecha_recepcion_sii: recibidos.fecha_recepcion_sii, plazo: recibidos.plazo,
   }).from(recibidos)
-    .where(and(inArray(recibidos.empresa_id, [...empresaIds]), eq(recibidos.estado, 'recibido'), inArray(recibidos.tipo_dte, TIPOS_CON_PLAZO)))
+    .where(and(...conditions))
     .orderBy(sql`${recibidos.plazo} is null`, asc(recibidos.plazo), asc(recibidos.id))
     .all()
   return rows.map((r) => {
     const left = r.fecha_recepcion_sii === null ? null : plazoAceptacion(new Date(r.fecha_recepcion_sii), now)
     return { ...r, dias_restantes: r.fecha_recepcion_sii === null ? null : (left?.diasRestantes ?? 0) }
   })
+}
+
+/** The board's order as one comparable key: deadline (none last), then id. */
+function ordenPendiente(p: Pick<RecibidoRow, 'plazo' | 'id'>): string {
+  return `${p.plazo === null ? '1' : `0${p.plazo}`}|${p.id}`
+}
+
+/**
+ * One page of the board after the document `afterId` named. The cursor is a position in the order, not in a list:
+ * when that document has left the board (accepted, claimed, past its plazo) the page still starts after where it was.
+ */
+export function pendientesPagina(
+  deps: ReadDeps, input: { empresaId: string; filtro: FiltroPendientes; afterId: string | null; limit: number },
+): { readonly items: PendienteRecord[]; readonly hayMas: boolean; readonly total: number } {
+  const board = pendientesDe(deps, [input.empresaId], input.filtro)
+  let start = 0
+  if (input.afterId !== null) {
+    const after = deps.store.db.select({ plazo: recibidos.plazo, id: recibidos.id }).from(recibidos)
+      .where(and(eq(recibidos.empresa_id, input.empresaId), eq(recibidos.id, input.afterId))).get()
+    const key = after === undefined ? `1|${input.afterId}` : ordenPendiente(after)
+    start = board.findIndex((p) => ordenPendiente(p) > key)
+    if (start < 0) start = board.length
+  }
+  return { items: board.slice(start, start + input.limit), hayMas: start + input.limit < board.length, total: board.length }
 }
 
 // ------------------------------------------------------------------------------------------------------ month table

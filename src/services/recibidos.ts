@@ -158,7 +158,8 @@ export interface RecibidoListQuery {
   readonly fecha_hasta?: string
 }
 
-function recibidoFilterOf(q: RecibidoListQuery): RecibidoFilter {
+/** The list's filters, checked: 400 naming each bad one (the pending board applies the same). */
+export function recibidoFilterOf(q: RecibidoListQuery): RecibidoFilter {
   const errors: FieldError[] = []
   const tipo = q.tipo_dte === undefined ? undefined : Number(q.tipo_dte)
   if (tipo !== undefined && !isTipoDte(tipo)) errors.push({ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' })

@@ -64,3 +64,28 @@ test('received 46 is a sale with its retained IVA, a guía blocks nothing, a 33 
   expect(codigo(despues, 519)?.valor).toBe(1)
   expect(despues.advertencias.some((a: any) => a.tipo === 'pendientes_aceptacion')).toBe(false)
 }, 120_000)
+
+test('the pending board pages by its order: a document that leaves between pages does not restart the list', async () => {
+  const docs = []
+  for (const precio of [1000, 2000, 3000]) docs.push(await issueFrom(s, vendedor, facturaSimple({ receptor: receptor(comprador), detalle: [{ nombre: 'Insumo', cantidad: 1, precio }] })))
+  await acceptedBySii(s, clock, vendedor, docs.map((d) => d.id))
+  const imported = await importar(s, comprador, envioFor(vendedor, comprador, docs.map((d) => d.xml)))
+  expect(imported.status).toBe(201)
+  await followRecibidos(s.server.deps)
+  const ids = imported.json.documentos.map((d: { id: string }) => d.id) as string[]
+  const page = async (cursor?: string) =>
+    (await s.request('GET', `${API}/recibidos?pendientes=true&limit=1&rut_emisor=${vendedor.empresa.rut}${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'X-Api-Key': comprador.readKey } })).json
+  const first = await page()
+  expect(first.total_count).toBe(3)
+  expect(first.items.map((r: any) => r.id)).toEqual([ids[0]])
+  const second = await page(first.next_cursor)
+  expect(second.items.map((r: any) => r.id)).toEqual([ids[1]])
+  // The page's own document is accepted before the next page is asked for: the next is the third, not the first again.
+  expect((await s.request('POST', `${API}/recibidos/${ids[1]}/acciones`, { headers: { 'X-Api-Key': comprador.writeKey }, body: { accion: 'ACD' } })).status).toBeLessThan(300)
+  const third = await page(second.next_cursor)
+  expect(third.items.map((r: any) => r.id)).toEqual([ids[2]])
+  expect(third.next_cursor).toBeNull()
+  // The list's filters still apply, and a bad one is the list's 400.
+  expect((await s.request('GET', `${API}/recibidos?pendientes=true&tipo_dte=34`, { headers: { 'X-Api-Key': comprador.readKey } })).json.total_count).toBe(0)
+  expect((await s.request('GET', `${API}/recibidos?pendientes=true&rut_emisor=12`, { headers: { 'X-Api-Key': comprador.readKey } })).status).toBe(400)
+}, 120_000)

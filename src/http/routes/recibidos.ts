@@ -1,9 +1,9 @@
 // Received documents (DESIGN §13, extensions): list, record, XML, PDF, import of an EnvioDTE, and the receiver's actions.
 import { Elysia } from 'elysia'
 import type { Deps } from '../../services/deps'
-import { pendientesDe } from '../../services/cierre-mes'
+import { pendientesPagina } from '../../services/cierre-mes'
 import { getRecibidoPdf } from '../../services/recibido-pdf'
-import { getRecibido, getRecibidoXml, importRecibidos, listRecibidos, solicitarAccion } from '../../services/recibidos'
+import { getRecibido, getRecibidoXml, importRecibidos, listRecibidos, recibidoFilterOf, solicitarAccion, type RecibidoListQuery } from '../../services/recibidos'
 import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/pagination'
 import { jsonBody, pathId } from '../../contracts/params'
 import { credentialOf } from '../request-context'
@@ -14,20 +14,15 @@ import { readUploadedFile } from '../../contracts/upload'
 const extension = (detail: Record<string, unknown>) => ({ ...detail, tags: ['Recibidos'], 'x-timbre-extension': true }) as Record<string, unknown>
 
 /**
- * `?pendientes=true` (DESIGN §16 "Pending acceptance board"): the open 33, 34 and 43 by deadline. The board is short
- * (8 days of purchases), so it is read whole and paged by position after the cursor's document; the other filters
- * still apply.
+ * `?pendientes=true` (DESIGN §16 "Pending acceptance board"): the open 33, 34 and 43 by deadline, the list's other
+ * filters applied, paged after the cursor's place in that order.
  */
-function pendientesPage(deps: Deps, empresaId: string, query: { cursor?: string; rut_emisor?: string; tipo_dte?: string; fecha_desde?: string; fecha_hasta?: string; estado?: string }, limit: number) {
-  if (query.estado !== undefined && query.estado !== 'recibido') return { items: [], next_cursor: null, total_count: 0 }
-  const afterId = decodeCursor(query.cursor)
-  const filtered = listRecibidos(deps, { empresaId, query: { ...query, estado: 'recibido' } as never, afterId: null, limit: 100_000 }).rows
-  const wanted = new Set(filtered.map((r) => r.id))
-  const board = pendientesDe(deps, [empresaId]).filter((p) => wanted.has(p.id))
-  const start = afterId === null ? 0 : board.findIndex((p) => p.id === afterId) + 1
-  const slice = board.slice(start, start + limit)
-  const items = slice.map((p) => ({ ...getRecibido(deps, { empresaId, id: p.id }), dias_restantes: p.dias_restantes }))
-  return { items, next_cursor: start + limit < board.length && items.length > 0 ? encodeCursor(items[items.length - 1]!.id) : null, total_count: board.length }
+function pendientesPage(deps: Deps, empresaId: string, query: RecibidoListQuery & { readonly cursor?: string }, limit: number) {
+  const filtro = recibidoFilterOf(query)
+  if (filtro.estado !== undefined && filtro.estado !== 'recibido') return { items: [], next_cursor: null, total_count: 0 }
+  const page = pendientesPagina(deps, { empresaId, filtro, afterId: decodeCursor(query.cursor), limit })
+  const items = page.items.map((p) => ({ ...getRecibido(deps, { empresaId, id: p.id }), dias_restantes: p.dias_restantes }))
+  return { items, next_cursor: page.hayMas && items.length > 0 ? encodeCursor(items[items.length - 1]!.id) : null, total_count: page.total }
 }
 
 export const recibidoRoutes = (deps: Deps) =>
