@@ -10,7 +10,8 @@ import { TIPOS } from '../../src/domain/tipos'
 import { periodoAnterior, periodoOf } from '../../src/services/rcv'
 import { followRecibidos } from '../../src/services/recibidos-sii'
 import { testClock } from '../support/clock'
-import { consoleAdmin, consoleLogin, type ConsoleClient } from '../support/console'
+import { consoleAccountLogin, consoleAdmin, consoleLogin, type ConsoleClient } from '../support/console'
+import { insertAccount, upsertMembership } from '../../src/db/console-account-store'
 import { uploadCertificate } from '../support/issuance'
 import { detalleRcv, failMirror, storeMirror } from '../support/rcv-mirror'
 import { acceptedBySii, API, envioFor, facturaPara, importar, issueFrom, supplier } from '../support/received'
@@ -297,6 +298,26 @@ describe('the administrator\'s month', () => {
 })
 
 describe('the pending board', () => {
+  test('a person with accounts in several companies sees each one\'s, and may switch only to theirs', async () => {
+    const now = new Date().toISOString()
+    const email = `contadora.${Date.now()}@ejemplo.cl`
+    const account = insertAccount(s.server.deps.store.db, { id: crypto.randomUUID(), email, nombre: 'Contadora', password_hash: await Bun.password.hash('una frase bastante larga'), failed_logins: 0, created_at: now, updated_at: now })
+    for (const t of [b, a]) upsertMembership(s.server.deps.store.db, { account_id: account.id, empresa_id: t.empresa.id, role: 'emisor', created_at: now })
+    const person = await consoleAccountLogin(s, email, 'una frase bastante larga')
+    const page = await person.get('/console/cierre-mes/pendientes')
+    expect(page.status).toBe(200)
+    const rows = [...page.html.matchAll(/<tr data-recibido="([^"]+)"/g)].map((m) => m[1])
+    // A's open facturas are on the board of a person whose current company may be B.
+    for (const id of pendientes.slice(1)) expect(rows).toContain(id)
+    expect(textOf(page.html)).toContain(a.empresa.razon_social)
+    // Switching to one of theirs works; to a company not theirs is 404, as another company's data.
+    expect((await person.post('/console/cierre-mes/empresas/ver', { empresa_id: a.empresa.id, recibido_id: pendientes[1]! })).status).toBe(303)
+    expect((await person.post('/console/cierre-mes/empresas/ver', { empresa_id: c.empresa.id })).status).toBe(404)
+    // A company user (API key) still sees only its own company.
+    const onlyB = await consoleLogin(s, b.readKey)
+    expect((await onlyB.get('/console/cierre-mes/pendientes')).html).not.toContain(`data-recibido="${pendientes[1]}"`)
+  })
+
   test('the company\'s open facturas, oldest deadline first, with days left and the Recibidos screen\'s actions', async () => {
     const page = await wa.get('/console/cierre-mes/pendientes')
     expect(page.status).toBe(200)

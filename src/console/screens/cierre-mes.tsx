@@ -13,6 +13,7 @@ import { SECCIONES_COMPRAS, type ResumenTipoRcv } from '../../domain/rcv'
 import { TIPOS } from '../../domain/tipos'
 import { TimbreError } from '../../errors'
 import { conciliacionDe, f29De, mesDeEmpresas, pendientesDe, type ConciliacionRecord, type F29Record, type HallazgoRecord, type MesEmpresaRecord, type PendienteRecord } from '../../services/cierre-mes'
+import { empresasOfAccount } from '../../services/console-accounts'
 import { selectEmpresa } from '../../services/console-sessions'
 import type { Deps } from '../../services/deps'
 import { listEmpresas } from '../../services/empresas'
@@ -728,9 +729,15 @@ function PendientesTable(props: { request: Request; filas: readonly PendienteRec
 
 function pendientesPage(deps: Deps, request: Request): Response {
   const session = sessionOf(request)
-  // The administrator sees every company's; anyone else the company the console shows (DESIGN §16 "Console").
-  const empresas = session.kind === 'admin' ? listEmpresas(deps) : null
-  const ids = empresas === null ? [empresaIdOf(request)] : empresas.map((e) => e.id)
+  // The companies the person can see (DESIGN §16 "Pending acceptance board"): the administrator every one, a person
+  // with an account each company of theirs, a company user (API key) its own.
+  const visibles = session.kind === 'admin'
+    ? listEmpresas(deps).map((e) => ({ id: e.id, rut: e.rut, razon_social: e.razon_social }))
+    : session.kind === 'cuenta' && session.accountId !== null
+      ? empresasOfAccount(deps, { accountId: session.accountId }).map((e) => ({ id: e.empresa_id, rut: e.rut, razon_social: e.razon_social }))
+      : null
+  const empresas = visibles !== null && visibles.length > 1 ? visibles : null
+  const ids = visibles === null ? [empresaIdOf(request)] : visibles.map((e) => e.id)
   const filas = pendientesDe(deps, ids)
   return renderPage(deps, request, {
     title: 'Compras por aceptar',
@@ -805,7 +812,9 @@ export const cierreMesScreens = (deps: Deps) =>
       return fileDownload(mesEmpresasCsv(periodo, mesDeEmpresas(deps, { periodo })), 'text/csv; charset=utf-8', `cierre_${periodo}.csv`)
     })
     .post('/cierre-mes/empresas/ver', ({ request }) => {
-      requireAdmin(request)
+      // The administrator's table and the board switch company; a person may switch only to one of theirs
+      // (selectEmpresa refuses any other with 404, as another company's data).
+      if (sessionOf(request).kind !== 'admin' && sessionOf(request).kind !== 'cuenta') throw new TimbreError('NOT_FOUND')
       const form = formOf(request)
       const empresaId = textField(form, 'empresa_id')
       if (empresaId === null) return redirect(`${BASE}/empresas`)
