@@ -51,7 +51,8 @@ function logout(ctx: SimulatorContext, req: Request): Response {
   return textResponse('<html><head><meta charset="utf-8"><title>SII</title></head><body><p>Su sesión ha finalizado.</p></body></html>', HTML)
 }
 
-function cookie(req: Request, name: string): string | null {
+/** A cookie of the request (the portal's TOKEN), shared with folios-service.ts. */
+export function cookie(req: Request, name: string): string | null {
   for (const part of (req.headers.get('cookie') ?? '').split(';')) {
     const eq = part.indexOf('=')
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()

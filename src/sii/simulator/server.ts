@@ -5,7 +5,7 @@
 // the faults and routes; each channel answers in its own module, cut as src/sii/client/ is: soap-service.ts (DTEWS),
 // upload-service.ts (DTEUpload), boleta-service.ts (the boleta REST API), registro-reclamo-service.ts
 // (RegistroReclamoDTE of ws1/ws2), rcv-service.ts (the portal's login, logout and RCV data service; its TLS listener
-// for the certificate is portal-login.ts).
+// for the certificate is portal-login.ts), folios-service.ts (the timbraje pages, on the portal's session).
 import { authorityKeys } from '../../xml/authority-keys'
 import { MAX_ENVELOPE_BYTES, type PortalAccess, type Route, type SimulatorContext } from './channel'
 import { DEFAULT_HANG_MS, drawFault, faultResponse, Hangs, type FaultOptions } from './faults'
@@ -51,8 +51,8 @@ let routes: Promise<readonly Route[]> | undefined
  * simulator is never called (most of the time at rest) should not hold in memory (issue 17).
  */
 function channelRoutes(): Promise<readonly Route[]> {
-  routes ??= Promise.all([import('./soap-service'), import('./upload-service'), import('./boleta-service'), import('./registro-reclamo-service'), import('./rcv-service')])
-    .then(([soap, upload, boleta, registro, rcv]) => [...soap.SOAP_ROUTES, ...upload.UPLOAD_ROUTES, ...boleta.BOLETA_ROUTES, ...registro.REGISTRO_RECLAMO_ROUTES, ...rcv.RCV_ROUTES])
+  routes ??= Promise.all([import('./soap-service'), import('./upload-service'), import('./boleta-service'), import('./registro-reclamo-service'), import('./rcv-service'), import('./folios-service')])
+    .then(([soap, upload, boleta, registro, rcv, folios]) => [...soap.SOAP_ROUTES, ...upload.UPLOAD_ROUTES, ...boleta.BOLETA_ROUTES, ...registro.REGISTRO_RECLAMO_ROUTES, ...rcv.RCV_ROUTES, ...folios.FOLIOS_ROUTES])
   return routes
 }
 

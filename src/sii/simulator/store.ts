@@ -4,6 +4,7 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
+import { FoliosStore } from './folios-store'
 
 export type Channel = 'soap' | 'rest'
 
@@ -269,8 +270,11 @@ export interface RcvFilaRow {
   readonly added_at: number
 }
 
-/** The faults the CLI switches on (`sii-simulator rcv falla`), each for a number of uses (0: until removed). */
-export const FALLAS_PORTAL = ['sesion_expirada', 'tope_sesiones', 'diferida_eterna', 'respuesta_malformada'] as const
+/**
+ * The faults the CLI switches on (`sii-simulator rcv falla`), each for a number of uses (0: until removed). The last two
+ * are the folio pages' (folios-service.ts): a grant whose answer is lost, and a form page with renamed inputs.
+ */
+export const FALLAS_PORTAL = ['sesion_expirada', 'tope_sesiones', 'diferida_eterna', 'respuesta_malformada', 'corte_tras_otorgar', 'pagina_cambiada'] as const
 export type FallaPortal = (typeof FALLAS_PORTAL)[number]
 
 /**
@@ -290,6 +294,8 @@ const COUNTER_START: Readonly<Record<string, number>> = {
 
 export class SimulatorStore {
   private readonly db: Database
+  /** Timbraje's tables (folios-store.ts), on this same file. */
+  readonly folios: FoliosStore
 
   constructor(dataDir: string | null) {
     // Beside Timbre's files in its data dir, so 0700 and 0600 like them (issue 18); its -wal and -shm take the file's mode.
@@ -308,6 +314,7 @@ export class SimulatorStore {
     this.db.exec(SCHEMA)
     this.db.exec(SET_SCHEMA)
     this.db.exec(RCV_SCHEMA)
+    this.folios = new FoliosStore(this.db)
   }
 
   close(): void {
