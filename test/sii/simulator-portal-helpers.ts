@@ -24,16 +24,16 @@ export interface LoginAnswer {
 }
 
 /** The two hops of the login: the plain origin's 307, then the TLS listener with `identity`'s certificate (or none). */
-export async function login(base: string, identity: TestIdentity | null, tlsOrigin?: (location: string) => string): Promise<LoginAnswer> {
-  const first = await fetch(`${base}${PORTAL_PATHS.login}?${REFERENCIA}`, {
-    method: 'POST', redirect: 'manual', body: `referencia=${encodeURIComponent(REFERENCIA)}`,
+export async function login(base: string, identity: TestIdentity | null, tlsOrigin?: (location: string) => string, referencia = REFERENCIA): Promise<LoginAnswer> {
+  const first = await fetch(`${base}${PORTAL_PATHS.login}?${referencia}`, {
+    method: 'POST', redirect: 'manual', body: `referencia=${encodeURIComponent(referencia)}`,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   })
   expect(first.status).toBe(307)
   const location = first.headers.get('location') ?? ''
   const tls = identity === null ? { ca: caPem } : { ca: caPem, cert: identity.certificatePem, key: identity.privateKeyPem }
   const res = await fetch(tlsOrigin === undefined ? location : tlsOrigin(location), {
-    method: 'POST', redirect: 'manual', body: `referencia=${encodeURIComponent(REFERENCIA)}`,
+    method: 'POST', redirect: 'manual', body: `referencia=${encodeURIComponent(referencia)}`,
     headers: { 'content-type': 'application/x-www-form-urlencoded' }, tls,
   } as RequestInit)
   const cookies = res.headers.getSetCookie()
