@@ -15,6 +15,7 @@ import { siiSimulator, siiSimulatorCaf } from './cli/sii-simulator'
 import { siiSimulatorSet } from './cli/sii-simulator-set'
 import { siiSimulatorIntercambio } from './cli/sii-simulator-intercambio'
 import { SII_SIMULATOR_RCV_COMMANDS } from './cli/sii-simulator-rcv'
+import { siiSimulatorFolios } from './cli/sii-simulator-folios'
 import { stop } from './cli/stop'
 import { tokenIssue } from './cli/token'
 import { version } from './cli/version'
@@ -45,6 +46,7 @@ const COMMANDS: readonly Command[] = [
   ...RCV_COMMANDS,
   siiSimulatorIntercambio,
   ...SII_SIMULATOR_RCV_COMMANDS,
+  siiSimulatorFolios,
   webhookDeliveriesCommand,
   webhookRedeliverCommand,
   contribuyentesImport,

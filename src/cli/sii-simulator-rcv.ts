@@ -12,10 +12,10 @@ import { TIPOS_RCV } from '../sii/simulator/rcv-registers'
 import { FALLAS_PORTAL, SimulatorStore, type FallaPortal, type RcvFilaRow } from '../sii/simulator/store'
 import { DATA_DIR_FLAG, intFlag, requireFlag, UsageError, type Command, type ParsedArgs } from './command'
 
-const DATA_DIR_SIMULADOR = { '--data-dir': { takesValue: true, help: `${DATA_DIR_FLAG['--data-dir']!.help}; el mismo de timbre serve --sii simulado` } }
+export const DATA_DIR_SIMULADOR = { '--data-dir': { takesValue: true, help: `${DATA_DIR_FLAG['--data-dir']!.help}; el mismo de timbre serve --sii simulado` } }
 
 /** Opens the simulator's store of the data dir for one change (WAL and a busy timeout: safe beside a running simulator). */
-function withStore<T>(args: ParsedArgs, work: (store: SimulatorStore, dataDir: string) => T): T {
+export function withStore<T>(args: ParsedArgs, work: (store: SimulatorStore, dataDir: string) => T): T {
   const dataDir = dataDirFrom(args.flags)
   const store = new SimulatorStore(dataDir)
   try {
@@ -64,7 +64,7 @@ export const siiSimulatorRcvAdd: Command = {
 
 export const siiSimulatorRcvFalla: Command = {
   name: 'sii-simulator rcv falla',
-  summary: 'Activa o quita una falla del portal del SII simulado (sesión expirada, tope de sesiones, descarga eterna, respuesta malformada).',
+  summary: 'Activa o quita una falla del portal del SII simulado (sesión expirada, tope de sesiones, descarga eterna, respuesta malformada, corte tras otorgar folios, página de folios cambiada).',
   usage: `timbre sii-simulator rcv falla [--tipo ${FALLAS_PORTAL.join('|')}] [--veces N] [--quitar] [--data-dir D]`,
   flags: {
     '--tipo': { takesValue: true, help: `la falla: ${FALLAS_PORTAL.join(', ')}; sin ella, lista las fallas activas` },
