@@ -19,6 +19,8 @@ export interface FoliosPage {
   readonly forms: readonly PageForm[]
   /** Every text node of the page, joined: compared with folios-protocol.ts FOLIOS_TEXTS through text.ts saysPhrase. */
   readonly text: string
+  /** The page as it came: a login page is told apart by the names in its links and scripts, not its text. */
+  readonly html: string
 }
 
 interface OpenForm {
@@ -86,7 +88,7 @@ export async function readFoliosPage(html: string): Promise<FoliosPage> {
     })
   // Draining the transformed body is what runs the handlers.
   await rewriter.transform(new Response(html)).arrayBuffer()
-  return { forms, text }
+  return { forms, text: text.replace(/\s+/g, ' ').trim(), html }
 }
 
 /** The form whose action is `path`, or undefined. */

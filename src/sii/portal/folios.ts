@@ -403,7 +403,7 @@ function expectForm(ctx: InSession, p: FoliosPage, path: string, inputs: readonl
 function refusal(ctx: InSession, p: FoliosPage): FoliosFailure | null {
   const dice = (t: string) => saysPhrase(p.text, t)
   const palabras = snippet(p.text, 200)
-  if (FOLIOS_TEXTS.login.some((t) => p.text.includes(t) || p.forms.some((f) => f.action.includes(t)))) return expirada(ctx)
+  if (FOLIOS_TEXTS.login.some((t) => p.html.includes(t))) return expirada(ctx)
   if (dice(FOLIOS_TEXTS.noAutorizado)) {
     return new FoliosFailure('no_autorizado', `El SII indica que el certificado no está autorizado para solicitar folios de la empresa ${formatRut(ctx.rut)}: el titular del certificado debe estar autorizado para timbrar documentos de la empresa en el sitio del SII. Palabras del SII: «${palabras}»`, `${ctx.etapa}: not authorised`)
   }
