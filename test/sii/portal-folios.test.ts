@@ -12,6 +12,7 @@ import { createFoliosPortalClient, formBody, type FoliosPortalClientOptions } fr
 import { readFoliosPage } from '../../src/sii/portal/folios-pages'
 import { createRcvPortalClient } from '../../src/sii/portal/rcv-client'
 import { simulatedCafFile } from '../../src/sii/simulator/caf-issuer'
+import portalCaPem from '../../src/sii/simulator/portal-ca.cert.pem' with { type: 'text' }
 import { parseCaf } from '../../src/xml/caf'
 import { exportPfx, makeCertificate } from '../support/pki'
 import { foliosPortal, html, loginPage, newFoliosState, parseLatin1Form, type FoliosPortalState } from './portal-folios-server'
@@ -131,7 +132,7 @@ describe('solicitarCaf', () => {
         const outcome = await client().solicitarCaf(company, creds, { tipo: 33, cantidad: 50 })
         expect(outcome).toMatchObject({ kind: 'failed', motivo, etapa })
         expect(outcome).not.toHaveProperty('otorgado')
-        if (outcome.kind === 'failed') expect(outcome.mensaje).toContain(etapa === 'documento' && motivo === 'pagina_desconocida' ? '«documento»' : '')
+        if (outcome.kind === 'failed' && (motivo === 'pagina_desconocida' || motivo === 'sesion_expirada')) expect(outcome.mensaje).toContain(`«${etapa}»`)
         expect([state.generaPosts, state.grants.length, logouts(), rcv.open]).toEqual([0, 0, 1, 0])
         expect(logs.find((l) => l.event === 'sii.portal.folios')).toMatchObject({ outcome: 'failed', motivo, etapa, company_rut: '76354771-K', operation: 'solicitar' })
       })
@@ -195,6 +196,23 @@ describe('solicitarCaf', () => {
     expect(foliosOrigin({ kind: 'sii' }, 'produccion')).toBe(FOLIOS_HOSTS.produccion)
     expect(foliosOrigin({ kind: 'sii' }, 'certificacion')).toBe('https://maullin.sii.cl')
     expect(foliosOrigin({ kind: 'origin', origin: 'https://127.0.0.1:9/' }, 'produccion')).toBe('https://127.0.0.1:9')
+  })
+
+  test('on the real SII target the pages go to the ambiente\'s host, and a CAF of the simulator\'s IDK 900 is refused after the grant', async () => {
+    // Every *.sii.cl request is carried to the fake portal, trusting its CA as the test's own addition: the client
+    // itself runs as for the real SII (its hosts, its redirect rule, the SII's CAF keys only).
+    const hosts: string[] = []
+    const toFake = ((input: string | URL | Request, init?: RequestInit & { tls?: Record<string, unknown> }) => {
+      const url = new URL(String(input))
+      hosts.push(`${url.host}${url.pathname}`)
+      return fetch(`${portal.httpsOrigin}${url.pathname}${url.search}`, { ...init, tls: { ...init?.tls, ca: portalCaPem } } as RequestInit)
+    }) as typeof fetch
+    const outcome = await client({ target: { kind: 'sii' }, fetch: toFake }).solicitarCaf({ ...company, ambiente: 'produccion' }, creds, { tipo: 33, cantidad: 20 })
+    expect(outcome).toMatchObject({ kind: 'failed', motivo: 'respuesta_invalida', etapa: 'descarga', otorgado: { folioDesde: 101, folioHasta: 120 } })
+    if (outcome.kind === 'failed') expect(outcome.mensaje).toContain('IDK 900')
+    expect(hosts.filter((h) => h.includes('/cvc_cgi/')).every((h) => h.startsWith('palena.sii.cl/'))).toBe(true)
+    expect(hosts.filter((h) => h.includes('/cvc_cgi/'))).toHaveLength(6)
+    expect(logouts()).toBe(1)
   })
 })
 
