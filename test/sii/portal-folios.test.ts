@@ -101,6 +101,20 @@ describe('solicitarCaf', () => {
     expect(folioRequests()[3]?.form).toContainEqual(['CANT_DOCTOS', '80'])
   })
 
+  test('a proposal for more than asked, or for another type, is refused before the grant; fewer is taken', async () => {
+    const proposal = (tipo: number, desde: number, hasta: number) => html(`<form method=post action="${FOLIOS_PATHS.genera}"><input type=hidden name=RUT_EMP value=76354771><input type=hidden name=DV_EMP value=K><input type=hidden name=COD_DOCTO value=${tipo}><input type=hidden name=FOLIO_INI value=${desde}><input type=hidden name=FOLIO_FIN value=${hasta}><input type=hidden name=NOMUSU value=X><input type=hidden name=CANT_DOCTOS value=${hasta - desde + 1}></form>`)
+    for (const [tipo, hasta] of [[33, 160], [34, 150]] as const) {
+      state.spoil = (req, form) => (form.get('ACEPTAR') === 'Solicitar Numeración' ? proposal(tipo, 101, hasta) : undefined)
+      const outcome = await client().solicitarCaf(company, creds, { tipo: 33, cantidad: 50 })
+      expect(outcome).toMatchObject({ kind: 'failed', motivo: 'respuesta_invalida', etapa: 'numeracion' })
+      expect(outcome).not.toHaveProperty('otorgado')
+    }
+    expect(state.generaPosts).toBe(0)
+    state.spoil = (req, form) => (form.get('ACEPTAR') === 'Solicitar Numeración' ? proposal(33, 101, 130) : undefined)
+    expect(await client().solicitarCaf(company, creds, { tipo: 33, cantidad: 50 })).toMatchObject({ kind: 'otorgado', folioDesde: 101, folioHasta: 130, cantidadSolicitada: 50 })
+    expect(state.generaPosts).toBe(1)
+  })
+
   test('MAX_AUTOR 0: nothing is asked', async () => {
     state.maxAutor = 0
     const outcome = await client().solicitarCaf(company, creds, { tipo: 33, cantidad: 5 })

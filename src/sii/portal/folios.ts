@@ -257,9 +257,10 @@ async function solicitar(
   const desde = entero(confirma.inputs.get(F.folioIni))
   const hasta = entero(confirma.inputs.get(F.folioFin))
   if (desde === null || hasta === null || desde < 1 || hasta < desde) throw desconocida(ctx, `el rango propuesto no se entiende (${F.folioIni} «${confirma.inputs.get(F.folioIni)}», ${F.folioFin} «${confirma.inputs.get(F.folioFin)}»)`)
-  // Nothing is granted yet: a proposal for another company, type or quantity is refused before it becomes a grant.
-  if (confirma.inputs.get(F.rut) !== ctx.rut.body || confirma.inputs.get(F.tipo) !== tipo || hasta - desde + 1 !== cantidadSolicitada) {
-    throw invalida('numeracion', `el SII propuso los folios ${desde} a ${hasta} del tipo ${confirma.inputs.get(F.tipo) ?? '?'} para el RUT ${confirma.inputs.get(F.rut) ?? '?'}, no ${cantidadSolicitada} folios del tipo ${tipo} de la empresa`)
+  // Nothing is granted yet: a proposal for another company or type, or for more than asked, is refused before it
+  // becomes a grant. Fewer is taken (research §4.3: the SII may grant fewer); the outcome's range says how many.
+  if (confirma.inputs.get(F.rut) !== ctx.rut.body || confirma.inputs.get(F.tipo) !== tipo || hasta - desde + 1 > cantidadSolicitada) {
+    throw invalida('numeracion', `el SII propuso los folios ${desde} a ${hasta} del tipo ${confirma.inputs.get(F.tipo) ?? '?'} para el RUT ${confirma.inputs.get(F.rut) ?? '?'}, no hasta ${cantidadSolicitada} folios del tipo ${tipo} de la empresa`)
   }
 
   // 5. The grant: POSTed once. From here every failure carries `otorgado`.
