@@ -78,6 +78,7 @@ describe('solicitarCaf', () => {
     for (const r of portal.seen.filter((x) => x.path.startsWith('/cvc_cgi/'))) expect(r.headers.cookie).toContain(`TOKEN=${TOKEN}`)
     expect(portal.seen.at(-1)?.path).toBe(PORTAL_PATHS.logout)
     expect([state.generaPosts, state.grants.length, rcv.logins, rcv.logouts, rcv.open]).toEqual([1, 1, 1, 1, 0])
+    expect(logs.find((l) => l.event === 'sii.portal.folios')).toMatchObject({ company_rut: '76354771-K', operation: 'solicitar', outcome: 'otorgado', folio_desde: 101, folio_hasta: 150 })
   })
 
   test('first timbraje: the initial folio is confirmed as proposed, then granted', async () => {

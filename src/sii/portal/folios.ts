@@ -165,7 +165,8 @@ export function createFoliosPortalClient(opts: FoliosPortalClientOptions): Folio
               throw err
             }
           })
-        log('sii.portal.folios', { ...logFields, outcome: result.kind })
+        const rango = 'folioDesde' in result && 'folioHasta' in result ? { folio_desde: result.folioDesde, folio_hasta: result.folioHasta } : {}
+        log('sii.portal.folios', { ...logFields, outcome: result.kind, ...rango })
         return result
       } catch (err) {
         const failure = err instanceof FoliosFailure || err instanceof PortalFailure ? err : null
