@@ -1,5 +1,6 @@
 // Where each SII call goes. The real SII splits its services over hosts by environment (docs/sii-protocol.md §6.1, §7.3); an
 // origin from `--sii` (DESIGN §2) takes every call, with the SII's own paths, so the simulator needs one port only.
+import { FOLIOS_HOSTS } from '../folios-protocol'
 import { PORTAL_HOSTS } from '../portal-protocol'
 import { REGISTRO_RECLAMO_PATH } from '../registro-reclamo-protocol'
 
@@ -97,4 +98,14 @@ export function portalOrigins(target: HostTarget): PortalOrigins {
   if (target.kind === 'sii') return PORTAL_HOSTS
   const origin = target.origin.replace(/\/+$/, '')
   return { login: origin, logout: origin, rcv: origin }
+}
+
+/**
+ * Where a company's folio pages are (src/sii/folios-protocol.ts): the ambiente's host on the real SII (maullin for
+ * certificación, palena for producción), the origin for an origin target. The login and logout stay on the portal's
+ * hosts (`portalOrigins`).
+ */
+export function foliosOrigin(target: HostTarget, ambiente: Ambiente): string {
+  if (target.kind === 'sii') return FOLIOS_HOSTS[ambiente]
+  return target.origin.replace(/\/+$/, '')
 }

@@ -21,3 +21,10 @@ export class KeyedMutex {
     }
   }
 }
+
+/**
+ * The process's one lock per company, keyed by the RUT's canonical form (`formatRut`): the RCV reader (rcv-client.ts)
+ * and the folio requests (folios.ts) both open portal sessions with the company's certificate, and the SII counts
+ * them together.
+ */
+export const companyPortalSessions = new KeyedMutex()

@@ -9,7 +9,7 @@ import type { SiiCompany, SiiCredentials } from '../client/client'
 import { portalOrigins, type HostTarget } from '../client/hosts'
 import { PORTAL_PATHS } from '../portal-protocol'
 import { PortalFailure } from './failure'
-import { KeyedMutex } from './keyed-mutex'
+import { companyPortalSessions } from './keyed-mutex'
 import { readRcvInSession } from './rcv-read'
 import { withPortalSession } from './session'
 import { createPortalTransport } from './transport'
@@ -45,7 +45,8 @@ export function createRcvPortalClient(opts: RcvPortalClientOptions): RcvPortalCl
     sleep: opts.sleep ?? ((ms: number) => Bun.sleep(ms)),
     nowMs: () => Date.now(),
   }
-  const sessions = new KeyedMutex()
+  // Shared with the folio requests (folios.ts): the SII's cap on sessions counts both.
+  const sessions = companyPortalSessions
 
   async function read(company: SiiCompany, rut: Rut, creds: SiiCredentials, periodo: string): Promise<RcvReadOutcome> {
     const fields = { company_rut: company.rut, periodo }
