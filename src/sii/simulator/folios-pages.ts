@@ -134,6 +134,11 @@ const NOMBRES_CAMBIADOS: ReadonlyArray<readonly [string, string]> = [
   [F.maxAutor, 'MAXIMO'], [F.foliosDisp, 'DISPONIBLES'], [F.cantidad, 'CANTIDAD'], [F.folioIni, 'FOLIO_INICIAL'], [F.folioFin, 'FOLIO_FINAL'], [F.fecha, 'FECHA_AUT'],
 ]
 
+/** Whether the page carries an input pagina_cambiada would rename: the fault waits for such a page. */
+export function tieneNombresCambiables(html: string): boolean {
+  return NOMBRES_CAMBIADOS.some(([from]) => html.includes(`name="${from}"`))
+}
+
 /** The page with its inputs renamed (the pagina_cambiada fault). */
 export function conNombresCambiados(html: string): string {
   return NOMBRES_CAMBIADOS.reduce((text, [from, to]) => text.replaceAll(`name="${from}"`, `name="${to}"`), html)

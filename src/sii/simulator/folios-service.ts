@@ -10,7 +10,7 @@ import { FOLIOS_ACEPTAR, FOLIOS_FIELDS as F, FOLIOS_PATHS, FOLIOS_TEXTS } from '
 import { simulatedCafFile } from './caf-issuer'
 import type { Route, SimulatorContext } from './channel'
 import {
-  anuladoPage, cifrasPage, confirmaPage, confirmarInicialPage, conNombresCambiados, otorgadoPage, rechazoPage, solicitaPage, tipoPage, type EmpresaForm,
+  anuladoPage, cifrasPage, confirmaPage, confirmarInicialPage, conNombresCambiados, tieneNombresCambiables, otorgadoPage, rechazoPage, solicitaPage, tipoPage, type EmpresaForm,
 } from './folios-pages'
 import { loginPage, SESSION_IDLE_MS } from './portal-login'
 import { cookie } from './rcv-service'
@@ -56,9 +56,12 @@ function htmlLatin1(html: string, status = 200): Response {
   return new Response(Buffer.from(toLatin1Bytes(html)), { status, headers: { 'content-type': HTML_LATIN1 } })
 }
 
-/** A page with a form the client fills next: the pagina_cambiada fault renames its inputs. */
+/**
+ * A page with a form the client fills next: the pagina_cambiada fault renames its inputs. It is taken by the first
+ * page that has one to rename (the type's figures onwards), not by the company form, which would stay the same.
+ */
 function formPage(ctx: SimulatorContext, html: string): Response {
-  return htmlLatin1(ctx.store.takeFalla('pagina_cambiada') ? conNombresCambiados(html) : html)
+  return htmlLatin1(tieneNombresCambiables(html) && ctx.store.takeFalla('pagina_cambiada') ? conNombresCambiados(html) : html)
 }
 
 function rechazo(ctx: SimulatorContext, paso: string, motivo: string, codigo: string | null = null): Response {
