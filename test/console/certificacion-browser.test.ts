@@ -64,6 +64,13 @@ test('the set uploaded from a file input, issued and sent from the page: folios 
   await page.getByRole('button', { name: 'Emitir y enviar el set' }).click()
   await page.waitForURL('**/console/certificacion?aviso=emitido', { timeout: 90_000 })
   expect(await page.locator('table.casos tbody td.num a').count()).toBe(12)
+  // An envío the sii-submit job claimed first (every second here) is uploaded by the job, not by the request: its
+  // track id shows once that upload ends, on a reload (the request never uploads an envelope the job holds).
+  const uploaded = Date.now() + 30_000
+  while (Date.now() < uploaded && (await page.locator('table.envios code.copiable').count()) < 3) {
+    await Bun.sleep(500)
+    await page.reload()
+  }
   const trackIds = await page.locator('table.envios code.copiable').allTextContents()
   expect(trackIds).toHaveLength(3)
   for (const id of trackIds) expect(id).toMatch(/^\d{10}$/)
