@@ -61,8 +61,9 @@ export function registrosRcv(store: SimulatorStore, rut: string, periodo: string
       : { seccion: 'registro' as const, fechaAcuse: doc.envio.received_at, fechaReclamo: null }
     // A factura de compra (46) is issued by the buyer: it is its issuer's purchase and its receptor's (the seller's) sale.
     const [vendedor, comprador] = d.tipo === FACTURA_COMPRA ? [d.rut_receptor, d.rut_emisor] : [d.rut_emisor, d.rut_receptor]
-    if (vendedor === rut) ventas.push(d.tipo === FACTURA_COMPRA ? detalleVentaDe46(doc, estado) : detalleVenta(doc, estado))
-    if (comprador === rut) compras[estado.seccion].push(d.tipo === FACTURA_COMPRA ? detalleCompraDe46(doc, estado) : detalleCompra(doc, estado))
+    // Each row's counterpart is the other party: for a 46 the seller's counterpart is its issuer (the buyer).
+    if (vendedor === rut) ventas.push(detalleRegistrado(doc, estado, d.tipo === FACTURA_COMPRA ? 'emisor' : 'receptor', true))
+    if (comprador === rut) compras[estado.seccion].push(detalleRegistrado(doc, estado, d.tipo === FACTURA_COMPRA ? 'receptor' : 'emisor', false))
   }
   for (const fila of store.rcvFilasOf(rut, mes)) {
     const { seccion, detalle } = detalleDeFila(fila, now.getTime())
@@ -99,43 +100,21 @@ function montosDe(doc: DocumentoRegistrado): Pick<DetalleRcv, 'montoExento' | 'm
   }
 }
 
-function detalleVenta(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRcv {
+/**
+ * A document's row in one register: the counterpart is the other party (the receptor in the issuer's row, the issuer in
+ * the receptor's), and a sale carries the IVA the buyer retained. The pendiente section has no Fecha Acuse column;
+ * reclamado has Fecha Reclamo in its place (domain/rcv.ts COLUMNAS_COMPRAS).
+ */
+function detalleRegistrado(doc: DocumentoRegistrado, estado: EstadoAcuse, contraparte: 'emisor' | 'receptor', venta: boolean): DetalleRcv {
   const d = doc.documento
   return detalleBase({
-    tipoDoc: d.tipo, rut: d.rut_receptor, razonSocial: doc.rcv?.razon_social_receptor ?? '', folio: d.folio, fechaEmision: d.fecha_emision,
+    tipoDoc: d.tipo, folio: d.folio, fechaEmision: d.fecha_emision,
+    rut: contraparte === 'emisor' ? d.rut_emisor : d.rut_receptor,
+    razonSocial: (contraparte === 'emisor' ? doc.rcv?.razon_social_emisor : doc.rcv?.razon_social_receptor) ?? '',
     ...montosDe(doc),
     fechaAcuse: instante(estado.fechaAcuse),
     fechaReclamo: instante(estado.fechaReclamo),
-    ivaRetenidoTotal: doc.rcv?.iva_retenido_total ?? null,
-  })
-}
-
-function detalleCompra(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRcv {
-  const d = doc.documento
-  return detalleBase({
-    tipoDoc: d.tipo, rut: d.rut_emisor, razonSocial: doc.rcv?.razon_social_emisor ?? '', folio: d.folio, fechaEmision: d.fecha_emision,
-    ...montosDe(doc),
-    // The pendiente section has no Fecha Acuse column; reclamado has Fecha Reclamo in its place (domain/rcv.ts COLUMNAS_COMPRAS).
-    fechaAcuse: instante(estado.fechaAcuse),
-    fechaReclamo: instante(estado.fechaReclamo),
-  })
-}
-
-/** The seller's row of a 46: the counterpart is the buyer who issued it, and the IVA it retained is the sale's. */
-function detalleVentaDe46(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRcv {
-  const d = doc.documento
-  return detalleBase({
-    tipoDoc: d.tipo, rut: d.rut_emisor, razonSocial: doc.rcv?.razon_social_emisor ?? '', folio: d.folio, fechaEmision: d.fecha_emision,
-    ...montosDe(doc), fechaAcuse: instante(estado.fechaAcuse), fechaReclamo: null, ivaRetenidoTotal: doc.rcv?.iva_retenido_total ?? null,
-  })
-}
-
-/** The buyer's row of the 46 it issued: the counterpart is the seller it bought from. */
-function detalleCompraDe46(doc: DocumentoRegistrado, estado: EstadoAcuse): DetalleRcv {
-  const d = doc.documento
-  return detalleBase({
-    tipoDoc: d.tipo, rut: d.rut_receptor, razonSocial: doc.rcv?.razon_social_receptor ?? '', folio: d.folio, fechaEmision: d.fecha_emision,
-    ...montosDe(doc), fechaAcuse: instante(estado.fechaAcuse), fechaReclamo: null,
+    ...(venta ? { ivaRetenidoTotal: doc.rcv?.iva_retenido_total ?? null } : {}),
   })
 }
 
