@@ -5,6 +5,7 @@ import type { KeyObject } from 'node:crypto'
 import { loadOrCreateJwtPrivateKey, loadOrCreateJwtPrivateKeyInBackground, publicKeyOf, readPublicKeyFile } from './crypto/instance-keys'
 import { SII_TIMING, SIMULATOR_TIMING, timingWithBackoff } from './domain/estados'
 import { createSiiClient, type SiiClient, type SiiCompany } from './sii/client/client'
+import { createFoliosPortalClient, type FoliosPortalClient } from './sii/portal/folios'
 import { createRcvPortalClient } from './sii/portal/rcv-client'
 import type { RcvPortalClient } from './sii/portal/types'
 import { startSimulator, type RunningSimulator } from './sii/simulator/server'
@@ -48,6 +49,8 @@ interface ConnectedSii {
   readonly client: SiiClient
   /** The SII portal's RCV (DESIGN §16), routed like `client`: the demo company's reads go to the simulator. */
   readonly portal: RcvPortalClient
+  /** The SII's folio pages (DESIGN §17), routed the same way. */
+  readonly folios: FoliosPortalClient
   /** When the configured target last answered: the demo's simulator does not count (GET /ready). */
   readonly health: { lastOkAt(): string | null }
   readonly simulatorUrl: string | null
@@ -66,10 +69,12 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
   const clientOf = (simulator: RunningSimulator) => createSiiClient({ target: { kind: 'origin', origin: simulator.url }, timeoutMs: config.siiTimeoutMs, log: logSii })
   const rcvOptions = { timeoutMs: config.siiTimeoutMs, diferidaDesde: config.rcvDiferidaDesde, diferidaTimeoutMs: config.rcvDiferidaEsperaMs, log: logSii }
   const portalOf = (origin: string) => createRcvPortalClient({ target: { kind: 'origin', origin }, ...rcvOptions })
+  const foliosOptions = { timeoutMs: config.siiTimeoutMs, log: logSii, now: () => clock.now() }
+  const foliosOf = (origin: string) => createFoliosPortalClient({ target: { kind: 'origin', origin }, ...foliosOptions })
   if (config.sii.kind === 'simulado') {
     const simulator = await simulate()
     const target = withHealth(clientOf(simulator), clock)
-    return { client: target.client, portal: portalOf(simulator.url), health: target, simulatorUrl: simulator.url, stop: () => simulator.stop() }
+    return { client: target.client, portal: portalOf(simulator.url), folios: foliosOf(simulator.url), health: target, simulatorUrl: simulator.url, stop: () => simulator.stop() }
   }
   let demo: Promise<{ simulator: RunningSimulator; client: SiiClient }> | null = null
   const demoClient = async (): Promise<SiiClient> => {
@@ -85,6 +90,14 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
   const clientFor = async (company: SiiCompany) => (company.isDemo ? demoClient() : target.client)
   const portal = createRcvPortalClient({ target: config.sii, ...rcvOptions })
   let demoPortal: RcvPortalClient | null = null
+  const folios = createFoliosPortalClient({ target: config.sii, ...foliosOptions })
+  let demoFolios: FoliosPortalClient | null = null
+  const foliosFor = async (company: SiiCompany): Promise<FoliosPortalClient> => {
+    if (!company.isDemo) return folios
+    await demoClient()
+    demoFolios ??= foliosOf((await demo!).simulator.url)
+    return demoFolios
+  }
   return {
     client: {
       upload: async (company, ...rest) => (await clientFor(company)).upload(company, ...rest),
@@ -102,6 +115,11 @@ async function connectSii(config: Config, log: Logger, clock: Clock): Promise<Co
         demoPortal = simulated
         return simulated.leerRcv(company, ...rest)
       },
+    },
+    folios: {
+      solicitarCaf: async (company, ...rest) => (await foliosFor(company)).solicitarCaf(company, ...rest),
+      redescargarCaf: async (company, ...rest) => (await foliosFor(company)).redescargarCaf(company, ...rest),
+      anularFolios: async (company, ...rest) => (await foliosFor(company)).anularFolios(company, ...rest),
     },
     health: target,
     simulatorUrl: null,
@@ -146,7 +164,7 @@ export async function buildDeps(config: Config, log: Logger, clock: Clock = syst
     // Signing, envelopes, PDFs, certificates and CAFs run on the other cores (issue 17); the event loop keeps HTTP.
     const checkpointer = startCheckpointer(store)
     const tasks = new WorkerPool({ size: config.workers ?? undefined, onWorkerLost: (event) => log.warn('worker.lost', event) })
-    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, rcvPortal: sii.portal, siiTiming, siiHealth: sii.health, tasks }
+    const deps: Deps = { store, clock, log, config, keyring, vault, sii: sii.client, rcvPortal: sii.portal, foliosPortal: sii.folios, siiTiming, siiHealth: sii.health, tasks }
     if (config.faultGroupCommit) {
       const { phase, minGroup } = config.faultGroupCommit
       log.warn('fault.armed', { fault: 'group_commit', phase, min_group: minGroup })

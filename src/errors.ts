@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'NOT_IN_CERTIFICATION',
   'SET_YA_EMITIDO',
   'RCV_NO_SINCRONIZADO',
+  'CAF_SOLICITUD_EN_CURSO',
+  'CAF_NO_ANULABLE',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'IDEMPOTENCY_BODY_MISMATCH',
@@ -171,6 +173,16 @@ export const CATALOG: Readonly<Record<ErrorCode, { message: string; action: stri
   RCV_NO_SINCRONIZADO: {
     message: 'Ese período del RCV no se ha leído del SII.',
     action: 'Pida la lectura con POST /rcv/{periodo}/sincronizar (o timbre rcv sincronizar) y repita cuando GET /rcv/{periodo} diga sincronizado.',
+    severity: 'error',
+  },
+  CAF_SOLICITUD_EN_CURSO: {
+    message: 'Ya hay una solicitud de folios en curso para ese tipo de documento.',
+    action: 'Espere su resultado (context.solicitud_id) en GET /api/v1/billing/caf/solicitudes o por el webhook caf.obtenido / caf.solicitud_fallida.',
+    severity: 'error',
+  },
+  CAF_NO_ANULABLE: {
+    message: 'Ese CAF no tiene folios que anular.',
+    action: 'Revise context.motivo: sus folios ya se usaron, ya fueron anulados o su anulación está en curso (GET /api/v1/billing/caf/solicitudes).',
     severity: 'error',
   },
   PAYLOAD_TOO_LARGE: {

@@ -14,6 +14,7 @@ import { siiSubmitJob } from '../jobs/sii-submit'
 import { siiTrackJob } from '../jobs/sii-track'
 import { webhookDeliverJob } from '../jobs/webhook-deliver'
 import { alertsJob } from '../jobs/alerts'
+import { foliosJob } from '../jobs/folios'
 import { rcvJob } from '../jobs/rcv'
 import { intercambioJob } from '../jobs/intercambio'
 import { backupJob } from '../jobs/backup'
@@ -143,6 +144,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     alertsJob,
     intercambioJob(config.inboxEveryMs),
     rcvJob,
+    foliosJob,
     // Issue 26: only with a backup folder or bucket configured.
     ...[backupJob(config)].filter((job) => job !== null),
   ])

@@ -53,6 +53,8 @@ const CONSOLE_ACTIONS: Partial<Record<ErrorCode, string>> = {
   UNSUPPORTED_MEDIA_TYPE: 'Vuelva a cargar la página y envíe el formulario de nuevo.',
   INTERNAL_ERROR: 'Reintente; si persiste, avise al administrador de Timbre.',
   SET_YA_EMITIDO: 'Para cargar el set nuevo que dio el SII, marque «Reemplazar el set ya emitido» y súbalo otra vez: sus casos se emitirán de nuevo, con folios nuevos.',
+  CAF_SOLICITUD_EN_CURSO: 'Ya se pidieron folios de ese tipo al SII: espere el resultado en el historial de solicitudes.',
+  CAF_NO_ANULABLE: 'Ese CAF ya no tiene folios que anular: se usaron, ya se anularon o su anulación está en curso.',
   RCV_NO_SINCRONIZADO: 'Lea primero el RCV de ese período con «Leer del SII» en Cierre del mes, y descárguelo cuando diga «Sincronizado».',
   NOT_IN_CERTIFICATION: 'Solo una empresa en ambiente de certificación pasa por la certificación del SII; una que ya emite en producción no la repite.',
 }

@@ -1,6 +1,6 @@
 // CAFs and their folio ranges. Folios are handed out by db/folio-reserver.ts and `next_folio` moves with each stored
 // document inside its transaction, so a folio is consumed exactly when the document that uses it is stored (DESIGN §11).
-import { and, asc, desc, eq, gte, isNull, lt, lte, or, sql, type Placeholder, type SQL } from 'drizzle-orm'
+import { and, asc, desc, eq, gte, isNotNull, isNull, lt, lte, not, or, sql, type Placeholder, type SQL } from 'drizzle-orm'
 import type { Db } from './open'
 import { preparedStatements } from './prepared'
 import { cafs, type CafRow } from './schema'
@@ -25,29 +25,31 @@ export function findOverlappingCaf(db: Db, empresaId: string, tipoDte: number, d
 
 /** SQL of "active on `today`" (DESIGN §8), the same rule as domain/folios isCafActive. */
 function activeOn(today: string | Placeholder): SQL {
-  return and(lte(cafs.next_folio, cafs.folio_hasta), or(isNull(cafs.vence_el), gte(cafs.vence_el, today)))!
+  return and(lte(cafs.next_folio, cafs.folio_hasta), or(isNull(cafs.vence_el), gte(cafs.vence_el, today)), isNull(cafs.anulacion_estado))!
+}
+
+/** Expired with folios never used and not annulled (research §4.3, FAQ 6970): what must be annulled at the SII. */
+function porAnularOn(today: string): SQL {
+  return and(lt(cafs.vence_el, today), lte(cafs.next_folio, cafs.folio_hasta), isNull(cafs.anulacion_estado))!
 }
 
 function inactiveOn(today: string): SQL {
-  return or(sql`${cafs.next_folio} > ${cafs.folio_hasta}`, lt(cafs.vence_el, today))!
+  return or(sql`${cafs.next_folio} > ${cafs.folio_hasta}`, lt(cafs.vence_el, today), isNotNull(cafs.anulacion_estado))!
 }
 
 export function listCafs(
   db: Db,
   empresaId: string,
-  filter: { tipoDte?: number; isActive?: boolean; today: string; afterId: string | null; limit: number },
+  filter: { tipoDte?: number; isActive?: boolean; porAnular?: boolean; today: string; afterId: string | null; limit: number },
 ): CafRow[] {
   const conditions: SQL[] = [eq(cafs.empresa_id, empresaId)]
+  if (filter.porAnular !== undefined) conditions.push(filter.porAnular ? porAnularOn(filter.today) : not(porAnularOn(filter.today)))
   if (filter.tipoDte !== undefined) conditions.push(eq(cafs.tipo_dte, filter.tipoDte))
   if (filter.isActive !== undefined) conditions.push(filter.isActive ? activeOn(filter.today) : inactiveOn(filter.today))
   if (filter.afterId !== null) conditions.push(lt(cafs.id, filter.afterId))
   return db.select().from(cafs).where(and(...conditions)).orderBy(desc(cafs.id)).limit(filter.limit).all()
 }
 
-/**
- * Takes the next folio of the oldest active CAF of the type: one UPDATE … RETURNING, atomic on its own and, inside the
- * issuing transaction, rolled back with it. Undefined when no CAF has a free, unexpired folio.
- */
 /** Highest folio ever authorised for the type (0 when none): where a new range may start. */
 export function lastFolioHasta(db: Db, empresaId: string, tipoDte: number): number {
   const row = db
@@ -75,4 +77,29 @@ export function foliosLeft(db: Db, empresaId: string, tipoDte: number, today: st
 /** (empresa, tipo) pairs that have CAFs, for the periodic stock check. */
 export function cafTypesInUse(db: Db): Array<{ empresa_id: string; tipo_dte: number }> {
   return db.selectDistinct({ empresa_id: cafs.empresa_id, tipo_dte: cafs.tipo_dte }).from(cafs).all()
+}
+
+// ------------------------------------------------------------------------------------------------ annulment (DESIGN §17)
+
+/** Closes the CAF to issuance (with the reserver's close) while its unused folios are annulled at the SII. */
+export function markCafAnulando(db: Db, cafId: string): void {
+  db.update(cafs).set({ anulacion_estado: 'en_curso' }).where(eq(cafs.id, cafId)).run()
+}
+
+/** The SII annulled `desde`–`hasta`: the ledger says so, and the CAF hands out nothing more. */
+export function markCafAnulado(db: Db, cafId: string, input: { desde: number; hasta: number; motivo: string; atIso: string }): void {
+  db.update(cafs)
+    .set({ anulacion_estado: 'anulado', anulado_desde: input.desde, anulado_hasta: input.hasta, anulacion_motivo: input.motivo, anulado_at: input.atIso })
+    .where(eq(cafs.id, cafId))
+    .run()
+}
+
+/** The annulment failed before the SII could act: the CAF serves again (if its folios still do). */
+export function reopenCaf(db: Db, cafId: string): void {
+  db.update(cafs).set({ anulacion_estado: null }).where(and(eq(cafs.id, cafId), eq(cafs.anulacion_estado, 'en_curso'))).run()
+}
+
+/** Every active (unannulled, unexpired, with free folios) CAF of a type: the automatic mode's stock. */
+export function listActiveCafsOfTipo(db: Db, empresaId: string, tipoDte: number, today: string): CafRow[] {
+  return db.select().from(cafs).where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), activeOn(today))).all()
 }

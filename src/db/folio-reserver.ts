@@ -38,6 +38,8 @@ export class FolioReserver {
   constructor(private readonly window: number = HOLE_WINDOW) {}
 
   private readonly byCaf = new Map<string, CafFolios>()
+  /** CAFs closed to issuance by an annulment in this process (the database's `anulacion_estado` says it across restarts). */
+  private readonly closed = new Set<string>()
   /** (empresa, tipo) pairs whose spent CAFs were checked for holes since this process started. */
   private readonly recovered = new Set<string>()
 
@@ -55,6 +57,21 @@ export class FolioReserver {
     return undefined
   }
 
+  /**
+   * Closes a CAF to issuance before its unused folios are annulled (DESIGN §17) and answers the first folio never
+   * handed out: the annulment runs from there to the end of the range. Reservations still signing lie below it and
+   * commit or come back as holes; a closed CAF hands out neither.
+   */
+  close(db: Db, row: CafRow): number {
+    this.closed.add(row.id)
+    return Math.max(this.stateOf(db, row).next, row.next_folio)
+  }
+
+  /** Opens a CAF closed by `close` again (its annulment failed before the SII could act on it). */
+  reopen(cafId: string): void {
+    this.closed.delete(cafId)
+  }
+
   /** A reservation's end: stored (its document committed) or given back (nothing with it left the process). */
   settle(reservation: Reservation, stored: boolean): void {
     const st = this.byCaf.get(reservation.caf.id)
@@ -64,9 +81,9 @@ export class FolioReserver {
 
   /** Active CAFs in the database plus spent ones that still have folios given back here, oldest first. */
   private candidates(db: Db, empresaId: string, tipoDte: number, today: string): CafFolios[] {
-    const active = activeCafs(db, empresaId, tipoDte, today).map((row) => this.stateOf(db, row))
+    const active = activeCafs(db, empresaId, tipoDte, today).filter((row) => !this.closed.has(row.id)).map((row) => this.stateOf(db, row))
     const withFree = [...this.byCaf.values()].filter(
-      (st) => st.free.length > 0 && st.row.empresa_id === empresaId && st.row.tipo_dte === tipoDte && (st.row.vence_el === null || st.row.vence_el >= today),
+      (st) => st.free.length > 0 && !this.closed.has(st.row.id) && st.row.empresa_id === empresaId && st.row.tipo_dte === tipoDte && (st.row.vence_el === null || st.row.vence_el >= today),
     )
     if (withFree.length === 0) return active
     return [...new Set([...active, ...withFree])].sort((a, b) => (a.row.id < b.row.id ? -1 : 1))
@@ -135,6 +152,7 @@ const statements = preparedStatements((db) => ({
         eq(cafs.tipo_dte, sql.placeholder('tipoDte')),
         lte(cafs.next_folio, cafs.folio_hasta),
         or(isNull(cafs.vence_el), gte(cafs.vence_el, sql.placeholder('today'))),
+        isNull(cafs.anulacion_estado),
       ),
     )
     .orderBy(asc(cafs.id))
@@ -154,7 +172,7 @@ function spentCafs(db: Db, empresaId: string, tipoDte: number, today: string): C
   return db
     .select()
     .from(cafs)
-    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), gt(cafs.next_folio, cafs.folio_hasta), notExpired(today)))
+    .where(and(eq(cafs.empresa_id, empresaId), eq(cafs.tipo_dte, tipoDte), gt(cafs.next_folio, cafs.folio_hasta), notExpired(today), isNull(cafs.anulacion_estado)))
     .all()
 }
 

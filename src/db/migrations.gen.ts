@@ -18,6 +18,7 @@ import m14 from '../../drizzle/0014_console_accounts.sql' with { type: 'text' }
 import m15 from '../../drizzle/0015_console_login_failures.sql' with { type: 'text' }
 import m16 from '../../drizzle/0016_certificacion.sql' with { type: 'text' }
 import m17 from '../../drizzle/0017_rcv.sql' with { type: 'text' }
+import m18 from '../../drizzle/0018_caf_solicitudes.sql' with { type: 'text' }
 
 export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0000_foundation', when: 1795383215839, breakpoints: true, sql: m0 },
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0015_console_login_failures', when: 1795831067154, breakpoints: true, sql: m15 },
   { tag: '0016_certificacion', when: 1795841055583, breakpoints: true, sql: m16 },
   { tag: '0017_rcv', when: 1795847535644, breakpoints: true, sql: m17 },
+  { tag: '0018_caf_solicitudes', when: 1795858844216, breakpoints: true, sql: m18 },
 ]

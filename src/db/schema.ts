@@ -101,6 +101,15 @@ export const cafs = sqliteTable(
     /** RSASK (PKCS#8 DER) sealed by the vault under `caf:<id>`. */
     private_key_sealed: blob('private_key_sealed', { mode: 'buffer' }).notNull(),
     created_at: text('created_at').notNull(),
+    /**
+     * The annulment of its unused folios at the SII (DESIGN §17): null, `en_curso` (closed to issuance while the SII is
+     * asked, or after an attempt whose outcome is unknown) or `anulado`. A CAF with either hands out no folio.
+     */
+    anulacion_estado: text('anulacion_estado', { enum: ['en_curso', 'anulado'] }),
+    anulado_desde: integer('anulado_desde'),
+    anulado_hasta: integer('anulado_hasta'),
+    anulacion_motivo: text('anulacion_motivo'),
+    anulado_at: text('anulado_at'),
   },
   (t) => [index('cafs_empresa_tipo').on(t.empresa_id, t.tipo_dte, t.id), index('cafs_empresa').on(t.empresa_id, t.id)],
 )
@@ -1006,3 +1015,72 @@ export const rcvDetalles = sqliteTable(
 
 export type RcvPeriodoRow = typeof rcvPeriodos.$inferSelect
 export type RcvDetalleRow = typeof rcvDetalles.$inferSelect
+
+/**
+ * CAF requests and annulments at the SII's folio pages (DESIGN §17, docs/decisions/folios.md). A request is
+ * `en_curso` until the SII grants a range (`otorgado`: the range is the company's, recovered by re-download only) and
+ * its CAF is stored (`descargado`), or it fails (`fallido`); an annulment is `en_curso` until `anulado` or `fallido`.
+ * `otorgando_at` is written just before the grant is POSTed, with the proposed range: a process that dies there
+ * re-downloads, never asks again.
+ */
+export const cafSolicitudes = sqliteTable(
+  'caf_solicitudes',
+  {
+    id: text('id').primaryKey(),
+    empresa_id: text('empresa_id')
+      .notNull()
+      .references(() => empresas.id),
+    operacion: text('operacion', { enum: ['solicitud', 'anulacion'] }).notNull(),
+    origen: text('origen', { enum: ['api', 'automatica'] }).notNull(),
+    tipo_dte: integer('tipo_dte').notNull(),
+    estado: text('estado', { enum: ['en_curso', 'otorgado', 'descargado', 'anulado', 'fallido'] }).notNull(),
+    /** What was asked; null asks for the SII's maximum. */
+    cantidad_pedida: integer('cantidad_pedida'),
+    cantidad_solicitada: integer('cantidad_solicitada'),
+    max_autor: integer('max_autor'),
+    folio_desde: integer('folio_desde'),
+    folio_hasta: integer('folio_hasta'),
+    fecha_otorgamiento: text('fecha_otorgamiento'),
+    otorgando_at: text('otorgando_at'),
+    /** The CAF stored from the grant, or the CAF being annulled. */
+    caf_id: text('caf_id'),
+    motivo_anulacion: text('motivo_anulacion'),
+    falla_motivo: text('falla_motivo'),
+    falla_mensaje: text('falla_mensaje'),
+    falla_etapa: text('falla_etapa'),
+    intentos: integer('intentos').notNull().default(0),
+    proximo_intento_at: text('proximo_intento_at'),
+    lease_until: text('lease_until'),
+    /** Which process holds the lease: one server per data dir, so another owner's lease died with its process. */
+    lease_owner: text('lease_owner'),
+    created_at: text('created_at').notNull(),
+    updated_at: text('updated_at').notNull(),
+  },
+  (t) => [
+    index('caf_solicitudes_empresa').on(t.empresa_id, t.id),
+    index('caf_solicitudes_estado').on(t.estado, t.proximo_intento_at),
+    // One open request per company and type: automatic mode and a person never ask twice at once.
+    uniqueIndex('caf_solicitudes_abierta')
+      .on(t.empresa_id, t.tipo_dte)
+      .where(sql`operacion = 'solicitud' and estado in ('en_curso', 'otorgado')`),
+  ],
+)
+
+export type CafSolicitudRow = typeof cafSolicitudes.$inferSelect
+
+/** Automatic folios per company (DESIGN §17): off until the company turns it on. */
+export const foliosAutomaticos = sqliteTable('folios_automaticos', {
+  empresa_id: text('empresa_id')
+    .primaryKey()
+    .references(() => empresas.id),
+  activo: integer('activo', { mode: 'boolean' }).notNull(),
+  tipos: text('tipos', { mode: 'json' }).$type<number[]>().notNull(),
+  cantidad: integer('cantidad').notNull(),
+  /** Free folios at or below which a CAF is asked for; null follows the instance's TIMBRE_CAF_LOW_STOCK. */
+  umbral: integer('umbral'),
+  /** Folios that stop serving within this many days do not count as free. */
+  dias_antes_de_vencer: integer('dias_antes_de_vencer').notNull(),
+  updated_at: text('updated_at').notNull(),
+})
+
+export type FoliosAutomaticosRow = typeof foliosAutomaticos.$inferSelect

@@ -8,6 +8,8 @@ export const EVENT_TYPES = [
   'backup.failed',
   // The month's close (DESIGN §16, issue 29): a sync of the RCV mirror ended, well (resultado ok) or not (fallido).
   'rcv.sincronizado',
+  // Folios from the SII (DESIGN §17, issue 30): a requested CAF was stored, its folios were annulled, or either failed.
+  'caf.obtenido', 'caf.anulado', 'caf.solicitud_fallida',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 /** Sent only by POST /webhooks/{id}/test, whatever the subscription (DESIGN §12). */

@@ -4,11 +4,13 @@ import { isoTimestamp, santiagoDate } from '../clock'
 import { findCafById, findOverlappingCaf, insertCaf, listCafs as listRows } from '../db/caf-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { setCafAlertArmed } from '../db/webhook-store'
+import type { Db } from '../db/open'
 import type { CafRow } from '../db/schema'
 import { isTipoDte } from '../domain/emision'
-import { cafVenceEl, foliosDisponibles, isCafActive } from '../domain/folios'
+import { cafVenceEl, foliosDisponibles, isCafActive, tramosDeCaf, type EstadoTramo } from '../domain/folios'
 import { TimbreError } from '../errors'
 import { IDK_AMBIENTE } from '../xml/authority-keys'
+import type { TaskOutput } from '../workers/tasks'
 import type { Deps } from './deps'
 
 /** Spec 2.12. */
@@ -22,6 +24,18 @@ export interface CafRecord {
   readonly fecha_autorizacion: string
   readonly is_active: boolean
   readonly created_at: string
+  /** Last day its folios serve (FA + 180 days for 33, 43, 46, 56 and 61), or null. */
+  readonly vence_el: string | null
+  /** The annulment of its unused folios at the SII (DESIGN §17), or null. */
+  readonly anulacion: {
+    readonly estado: 'en_curso' | 'anulado'
+    readonly folio_desde: number | null
+    readonly folio_hasta: number | null
+    readonly motivo: string | null
+    readonly anulado_at: string | null
+  } | null
+  /** The folio gap report: the range in stretches (usado, disponible, por_anular, en_anulacion, anulado, sin_usar). */
+  readonly tramos: Array<{ readonly desde: number; readonly hasta: number; readonly estado: EstadoTramo }>
 }
 
 export function toCafRecord(row: CafRow, now: Date): CafRecord {
@@ -35,6 +49,11 @@ export function toCafRecord(row: CafRow, now: Date): CafRecord {
     fecha_autorizacion: row.fecha_autorizacion,
     is_active: isCafActive(row, santiagoDate(now)),
     created_at: row.created_at,
+    vence_el: row.vence_el,
+    anulacion: row.anulacion_estado === null ? null : {
+      estado: row.anulacion_estado, folio_desde: row.anulado_desde, folio_hasta: row.anulado_hasta, motivo: row.anulacion_motivo, anulado_at: row.anulado_at,
+    },
+    tramos: tramosDeCaf(row, santiagoDate(now)),
   }
 }
 
@@ -47,7 +66,17 @@ function acceptsSimulatedCafs(deps: Pick<Deps, 'config'>, isDemo: boolean): bool
   return deps.config.sii.kind !== 'sii' || isDemo
 }
 
-export async function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock' | 'tasks'>, input: { empresaId: string; tipo_dte: number; caf_xml: string }): Promise<CafRecord> {
+/** A CAF file read, verified and checked against its company: ready to store (storeCheckedCaf). */
+export interface CheckedCaf {
+  readonly empresaId: string
+  readonly caf: TaskOutput<'read-caf'>
+  readonly ambiente: 'certificacion' | 'produccion'
+  readonly venceEl: string | null
+}
+
+
+/** Every check of POST /caf (spec 4.2): the file, its signature, the company, the type, the ambiente, the expiry. */
+export async function checkCaf(deps: Pick<Deps, 'store' | 'config' | 'clock' | 'tasks'>, input: { empresaId: string; tipo_dte: number; caf_xml: string }): Promise<CheckedCaf> {
   const { empresaId } = input
   const empresa = findEmpresaById(deps.store.db, empresaId)
   if (!empresa) throw new Error(`empresa ${empresaId} of a valid credential is missing`)
@@ -61,35 +90,42 @@ export async function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' 
   const venceEl = cafVenceEl(caf.tipoDte, caf.fechaAutorizacion)
   if (venceEl !== null && santiagoDate(now) > venceEl)
     throw invalidCaf(`El CAF venció el ${venceEl}: los folios de tipo ${caf.tipoDte} sirven 180 días desde su autorización (${caf.fechaAutorizacion}).`)
+  return { empresaId, caf, ambiente, venceEl }
+}
+
+/** Stores a checked CAF inside the caller's transaction: a range that overlaps a registered one is CAF_RANGE_EXISTS. */
+export function storeCheckedCaf(tx: Db, deps: Pick<Deps, 'vault'>, checked: CheckedCaf, now: Date): CafRow {
+  const { empresaId, caf, ambiente, venceEl } = checked
+  const overlap = findOverlappingCaf(tx, empresaId, caf.tipoDte, caf.folioDesde, caf.folioHasta)
+  if (overlap)
+    throw new TimbreError('CAF_RANGE_EXISTS', {
+      context: { caf_id: overlap.id, folio_desde: overlap.folio_desde, folio_hasta: overlap.folio_hasta },
+    })
   const id = Bun.randomUUIDv7()
   const sealedKey = Buffer.from(deps.vault.seal(caf.pkcs8, `caf:${id}`))
-  const row = deps.store.db.transaction(
-    (tx) => {
-      const overlap = findOverlappingCaf(tx, empresaId, caf.tipoDte, caf.folioDesde, caf.folioHasta)
-      if (overlap)
-        throw new TimbreError('CAF_RANGE_EXISTS', {
-          context: { caf_id: overlap.id, folio_desde: overlap.folio_desde, folio_hasta: overlap.folio_hasta },
-        })
-      // A new CAF re-arms caf.low_stock for its type (DESIGN §7).
-      setCafAlertArmed(tx, empresaId, caf.tipoDte, true)
-      return insertCaf(tx, {
-        id,
-        empresa_id: empresaId,
-        tipo_dte: caf.tipoDte,
-        folio_desde: caf.folioDesde,
-        folio_hasta: caf.folioHasta,
-        next_folio: caf.folioDesde,
-        fecha_autorizacion: caf.fechaAutorizacion,
-        vence_el: venceEl,
-        idk: caf.idk,
-        ambiente,
-        caf_xml: caf.cafXml,
-        private_key_sealed: sealedKey,
-        created_at: isoTimestamp(now),
-      })
-    },
-    { behavior: 'immediate' },
-  )
+  // A new CAF re-arms caf.low_stock for its type (DESIGN §7).
+  setCafAlertArmed(tx, empresaId, caf.tipoDte, true)
+  return insertCaf(tx, {
+    id,
+    empresa_id: empresaId,
+    tipo_dte: caf.tipoDte,
+    folio_desde: caf.folioDesde,
+    folio_hasta: caf.folioHasta,
+    next_folio: caf.folioDesde,
+    fecha_autorizacion: caf.fechaAutorizacion,
+    vence_el: venceEl,
+    idk: caf.idk,
+    ambiente,
+    caf_xml: caf.cafXml,
+    private_key_sealed: sealedKey,
+    created_at: isoTimestamp(now),
+  })
+}
+
+export async function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' | 'clock' | 'tasks'>, input: { empresaId: string; tipo_dte: number; caf_xml: string }): Promise<CafRecord> {
+  const checked = await checkCaf(deps, input)
+  const now = deps.clock.now()
+  const row = deps.store.db.transaction((tx) => storeCheckedCaf(tx, deps, checked, now), { behavior: 'immediate' })
   return toCafRecord(row, now)
 }
 
@@ -99,15 +135,17 @@ export function getCaf(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: 
   return toCafRecord(row, deps.clock.now())
 }
 
-/** `GET /caf` (DESIGN §8): `tipo_dte` and `is_active` as they come in the query; an unknown type is VALIDATION_ERROR. */
+/** `GET /caf` (DESIGN §8, §17): `tipo_dte`, `is_active` and `por_anular` as they come in the query; an unknown type is VALIDATION_ERROR. */
 export function listCafs(
   deps: Pick<Deps, 'store' | 'clock'>,
-  query: { readonly empresaId: string; readonly tipo_dte?: string; readonly is_active?: string; readonly afterId: string | null; readonly limit: number },
+  query: { readonly empresaId: string; readonly tipo_dte?: string; readonly is_active?: string; readonly por_anular?: string; readonly afterId: string | null; readonly limit: number },
 ): CafRecord[] {
   const now = deps.clock.now()
   const tipoDte = query.tipo_dte === undefined ? undefined : Number(query.tipo_dte)
   if (tipoDte !== undefined && !isTipoDte(tipoDte))
     throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' }] })
   const isActive = query.is_active === undefined ? undefined : query.is_active === 'true'
-  return listRows(deps.store.db, query.empresaId, { tipoDte, isActive, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
+  // The housekeeping list (DESIGN §17): expired CAFs whose unused folios must be annulled at the SII (FAQ 6970).
+  const porAnular = query.por_anular === undefined ? undefined : query.por_anular === 'true'
+  return listRows(deps.store.db, query.empresaId, { tipoDte, isActive, porAnular, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
 }

@@ -5,6 +5,7 @@ import type { Store } from '../db/open'
 import type { Vault } from '../crypto/vault'
 import type { SiiTiming } from '../domain/estados'
 import type { SiiClient } from '../sii/client/client'
+import type { FoliosPortalClient } from '../sii/portal/folios'
 import type { RcvPortalClient } from '../sii/portal/types'
 import type { Logger } from '../log'
 import type { JwtKeyring } from './tokens'
@@ -26,6 +27,8 @@ export interface Deps {
   readonly siiHealth: { lastOkAt(): string | null }
   /** The SII portal's RCV, read with the company's certificate (DESIGN §16); the demo company's goes to the simulator. */
   readonly rcvPortal: RcvPortalClient
+  /** The SII's folio pages, driven with the company's certificate (DESIGN §17); the demo company's go to the simulator. */
+  readonly foliosPortal: FoliosPortalClient
   /** CPU-bound tasks (signing, envelopes, PDFs, opening certificates and CAFs): the worker pool in `serve` (issue 17). */
   readonly tasks: TaskRunner
 }

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { santiagoDate } from '../../src/clock'
+import { addDays } from '../../src/domain/folios'
 import { makeTestCaf, testCafAuthority } from '../support/pki'
 import { startTestServer, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -36,6 +37,9 @@ describe('POST /caf', () => {
       fecha_autorizacion: daysAgo(3),
       is_active: true,
       created_at: expect.any(String),
+      vence_el: addDays(daysAgo(3), 180),
+      anulacion: null,
+      tramos: [{ desde: 1, hasta: 50, estado: 'disponible' }],
     })
     expect(res.headers.get('location')).toBe(`${CAF}/${res.json.id}`)
     const got = await s.request('GET', `${CAF}/${res.json.id}`, { headers: { 'X-Api-Key': t.readKey } })

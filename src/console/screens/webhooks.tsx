@@ -35,6 +35,9 @@ const EVENT_LABELS: Readonly<Record<(typeof EVENT_TYPES)[number], string>> = {
   'dte.reclamado': 'El receptor reclamó el DTE en el SII',
   'backup.failed': 'Falló un respaldo automático de la instancia',
   'rcv.sincronizado': 'Terminó una lectura del RCV del SII (bien o con falla)',
+  'caf.obtenido': 'Llegó un CAF pedido al SII',
+  'caf.anulado': 'El SII anuló los folios sin usar de un CAF',
+  'caf.solicitud_fallida': 'Falló una solicitud o anulación de folios en el SII',
 }
 
 /** As many deliveries per page as the API's default page. */

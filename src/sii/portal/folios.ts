@@ -83,8 +83,18 @@ export type AnulacionOutcome =
   | { readonly kind: 'anulado'; readonly tipo: number; readonly folioDesde: number; readonly folioHasta: number }
   | FoliosFalla
 
+export interface PedidoCaf {
+  readonly tipo: number
+  readonly cantidad: number
+  /**
+   * Called with the proposed range just before the grant is POSTed, so the caller records it durably first (a process
+   * that dies during the grant then re-downloads instead of asking again). A throw stops the flow with nothing granted.
+   */
+  readonly antesDelOtorgamiento?: (rango: RangoOtorgado) => void | Promise<void>
+}
+
 export interface FoliosPortalClient {
-  solicitarCaf(company: SiiCompany, creds: SiiCredentials, pedido: { readonly tipo: number; readonly cantidad: number }): Promise<SolicitudCafOutcome>
+  solicitarCaf(company: SiiCompany, creds: SiiCredentials, pedido: PedidoCaf): Promise<SolicitudCafOutcome>
   redescargarCaf(company: SiiCompany, creds: SiiCredentials, rango: RangoOtorgado): Promise<DescargaCafOutcome>
   anularFolios(company: SiiCompany, creds: SiiCredentials, anulacion: { readonly tipo: number; readonly folioDesde: number; readonly folioHasta: number; readonly motivo: string }): Promise<AnulacionOutcome>
 }
@@ -211,7 +221,7 @@ export function createFoliosPortalClient(opts: FoliosPortalClientOptions): Folio
 // ------------------------------------------------------------------------------------------------ the flows
 
 async function solicitar(
-  ctx: InSession, pedido: { readonly tipo: number; readonly cantidad: number }, now: () => Date, log: (event: string, fields: object) => void,
+  ctx: InSession, pedido: PedidoCaf, now: () => Date, log: (event: string, fields: object) => void,
 ): Promise<SolicitudCafOutcome> {
   const empresa: Array<[string, string]> = [[F.rut, ctx.rut.body], [F.dv, ctx.rut.dv]]
   const tipo = String(pedido.tipo)
@@ -266,7 +276,9 @@ async function solicitar(
 
   // 5. The grant: POSTed once. From here every failure carries `otorgado`.
   ctx.etapa = 'otorgamiento'
-  ctx.otorgado = { tipo: pedido.tipo, folioDesde: desde, folioHasta: hasta, fecha: santiagoDay(now()) }
+  const propuesto: RangoOtorgado = { tipo: pedido.tipo, folioDesde: desde, folioHasta: hasta, fecha: santiagoDay(now()) }
+  await pedido.antesDelOtorgamiento?.(propuesto)
+  ctx.otorgado = propuesto
   log('sii.portal.folios.grant', { company_rut: formatRut(ctx.rut), tipo: pedido.tipo, folio_desde: desde, folio_hasta: hasta })
   const otorgamiento = await page(ctx, 'POST', FOLIOS_PATHS.genera, [...GENERA.map((name): [string, string] => [name, confirma.inputs.get(name) ?? '']), [F.aceptar, FOLIOS_ACEPTAR.obtener]])
   const archivo = expectForm(ctx, otorgamiento, FOLIOS_PATHS.archivo, [F.rut, F.dv, F.tipo, F.folioIni, F.folioFin, F.fecha])

@@ -18,6 +18,9 @@ describe('event names', () => {
       'recibido.created', 'recibido.plazo_por_vencer', 'recibido.accion', 'dte.acuse_recibo', 'dte.resultado_receptor', 'dte.aceptado_receptor', 'dte.reclamado',
       'backup.failed',
       'rcv.sincronizado',
+      'caf.obtenido',
+      'caf.anulado',
+      'caf.solicitud_fallida',
     ])
     expect(isEventType('dte.created')).toBe(true)
     expect(isEventType('ping')).toBe(false)
