@@ -123,6 +123,17 @@ export async function provisionCompanyA(s: TestServer, a: Tenant, receiverUrl: s
     diferidas: 0,
   }, nowIso, claim)
 
+  // Folios from the SII (DESIGN §17): a CAF of type 34 requested from the built-in simulator and followed until the folios
+  // job (every 5 s) ends it, so nothing of A changes during the checks; automatic mode saved off, with A's own values.
+  ids.solicitudes = (await created(s, 'CAF request', post('/caf/solicitar', { tipo_dte: 34, cantidad: 10 }))).id
+  for (let i = 0; ; i++) {
+    const estado = (await s.request('GET', `${API}/caf/solicitudes/${ids.solicitudes}`, { headers: auth })).json.estado
+    if (estado === 'descargado') break
+    if (estado === 'fallido' || i === 150) throw new Error(`CAF request: ${estado} after ${i / 10} s`)
+    await Bun.sleep(100)
+  }
+  await created(s, 'automatic folios', s.request('PUT', `${API}/empresa/folios-automaticos`, { headers: auth, body: { activo: false, tipos: [52, 61], cantidad: 77 } }))
+
   // The mailbox points at a closed port: saving does not connect, and the intercambio job is not due during the test.
   const inboundEmail = 'dte-a@intercambio.example.cl'
   await created(s, 'mailbox', s.request('PUT', `${API}/empresa/intercambio`, {

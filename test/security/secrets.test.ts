@@ -97,7 +97,7 @@ beforeAll(async () => {
       answers.push({ where: `${who} GET /console${path} → ${page.status}`, bytes: Buffer.from(page.html) })
       expect({ path, status: page.status }).toEqual({ path, status: 200 })
     }
-})
+}, 60_000)
 afterAll(async () => {
   await rx?.stop()
   await s?.stop()

@@ -30,7 +30,7 @@ beforeAll(async () => {
   rx = startReceiver()
   A = await provisionCompanyA(s, a, rx.url)
   operations = await apiOperations(s)
-})
+}, 60_000)
 afterAll(async () => {
   await rx?.stop()
   await s?.stop()
@@ -47,6 +47,7 @@ const ID_BODIES: Record<string, () => unknown> = {
   [`PUT ${API}/clientes/{id}`]: () => ({ razon_social: 'Cambiado por B' }),
   [`PUT ${API}/productos/{id}`]: () => ({ nombre: 'Cambiado por B' }),
   [`POST ${API}/recibidos/{id}/acciones`]: () => ({ accion: 'ACD' }),
+  [`POST ${API}/caf/{id}/anular`]: () => ({ motivo: 'Anulado por B' }),
 }
 
 /** Required query parameters, aimed at A's data (a search for A's marker). */
@@ -111,6 +112,9 @@ const OWN_WRITES: Record<string, { body: () => unknown; headers?: () => Record<s
   [`POST ${API}/certificacion/libros/enviar`]: { body: () => undefined, statuses: [404] },
   // B asks for its own RCV (with A's PFX uploaded above, or none yet): a request of B's, never A's copy.
   [`POST ${API}/rcv/{periodo}/sincronizar`]: { body: () => undefined, statuses: [202, 422] },
+  // B asks the SII for its own CAF of A's type (with A's PFX uploaded above, or none yet): B's request, never A's.
+  [`POST ${API}/caf/solicitar`]: { body: () => ({ tipo_dte: 34, cantidad: 10 }), statuses: [202, 422] },
+  [`PUT ${API}/empresa/folios-automaticos`]: { body: () => ({ activo: false, tipos: [34], cantidad: 10 }), statuses: [200] },
   ...Object.fromEntries(['set_pruebas', 'simulacion', 'intercambio', 'muestras', 'declaracion'].map((etapa) => [`POST ${API}/certificacion/etapas/${etapa}`, { body: () => ({ estado: 'pendiente' }), statuses: [200] }])),
 }
 
@@ -196,7 +200,7 @@ describe("another company's data (DESIGN §4), every operation of the route tabl
     expect(cursorsTried).toContain(`GET ${API}/dte`)
     const after = await snapshotOfA()
     expect(Object.keys(after).filter((name) => after[name]!.body !== before[name]!.body || after[name]!.status !== before[name]!.status)).toEqual([])
-  })
+  }, 60_000)
 })
 
 /** For an operation with nested ids: B's ids for every collection but the last, A's for the last. */

@@ -30,6 +30,9 @@ function validBodies(A: CompanyA, api: string): Record<string, () => unknown> {
     }),
     [op('POST', '/recibidos/importar')]: () => ({ xml_base64: A.sent.envelopeBase64 }),
     [op('POST', '/recibidos/{id}/acciones')]: () => ({ accion: 'ACD' }),
+    [op('POST', '/caf/solicitar')]: () => ({ tipo_dte: 34, cantidad: 10 }),
+    [op('POST', '/caf/{id}/anular')]: () => ({ motivo: 'Folios vencidos sin usar' }),
+    [op('PUT', '/empresa/folios-automaticos')]: () => ({ activo: false, tipos: [33], cantidad: 50 }),
   }
 }
 
