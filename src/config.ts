@@ -17,6 +17,8 @@ export interface Config {
   readonly deliverEveryMs: number
   /** The `intercambio` job: mailboxes read, mail sent, received documents followed at the SII (DESIGN §13). */
   readonly inboxEveryMs: number
+  /** The `folios` job: CAF requests and annulments at the SII's folio pages, and automatic mode (DESIGN §17). */
+  readonly foliosEveryMs: number
   /** Each HTTP request to the SII gives up after this long (DESIGN §6: 30 s); only shorter, for tests and soaks. */
   readonly siiTimeoutMs: number
   /**
@@ -303,6 +305,7 @@ export const SETTINGS: Settings = {
   trackEveryMs: { env: 'TIMBRE_TRACK_EVERY', flag: '--track-every', default: '30s', parse: parseDuration, help: 'periodo del seguimiento en el SII' },
   deliverEveryMs: { env: 'TIMBRE_DELIVER_EVERY', flag: '--deliver-every', default: '2s', parse: parseDuration, help: 'periodo de entrega de webhooks' },
   inboxEveryMs: { env: 'TIMBRE_INBOX_EVERY', flag: '--inbox-every', default: '60s', parse: parseDuration, help: 'periodo del intercambio: lectura de buzones y envío de correos' },
+  foliosEveryMs: { env: 'TIMBRE_FOLIOS_EVERY', flag: '--folios-every', default: '5s', parse: parseDuration, help: 'periodo de las solicitudes y anulaciones de folios en el SII y del modo automático' },
   siiTimeoutMs: {
     env: 'TIMBRE_SII_TIMEOUT',
     flag: '--sii-timeout',

@@ -144,7 +144,7 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
     alertsJob,
     intercambioJob(config.inboxEveryMs),
     rcvJob,
-    foliosJob,
+    foliosJob(config.foliosEveryMs),
     // Issue 26: only with a backup folder or bucket configured.
     ...[backupJob(config)].filter((job) => job !== null),
   ])

@@ -3,9 +3,9 @@
 // refused while one is open; the SII's refusals each a clear failure with nothing stored; a cut after the grant
 // recovered by re-download with one grant counted; a changed page stopping at its step; automatic mode asking when the
 // stock falls to the threshold; an expired CAF listed for annulment, annulled and shown so in its stretches.
-// One test clock is shared by the server and the simulator. The folios job's pass runs as the scheduler would.
+// One test clock is shared by the server and the simulator. The folios job's pass runs as the scheduler would (its own period is an hour here).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { foliosJob } from '../../src/jobs/folios'
+import { runFoliosPass } from '../../src/services/caf-solicitudes'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
 import { SimulatorStore } from '../../src/sii/simulator/store'
 import { testClock } from '../support/clock'
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const simDir = tempDir('timbre-folios-http-sim-')
   sim = await startSimulator({ clock: clock.now, processingDelayMs: 0, dataDir: simDir })
   simStore = new SimulatorStore(simDir)
-  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h' } })
+  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h', '--folios-every': '1h' } })
   t = await s.tenant(testRut(), 'Ferretería Los Aromos Ltda.')
   await uploadCertificate(s, t)
 }, 60_000)
@@ -48,7 +48,7 @@ async function solicitar(body: unknown): Promise<any> {
   expect(asked.json.estado).toBe('en_curso')
   expect(asked.json.solicitud_id).toBe(asked.json.id)
   expect(asked.headers.get('location')).toBe(`${API}/caf/solicitudes/${asked.json.id}`)
-  await foliosJob.runOnce(s.server.deps)
+  await runFoliosPass(s.server.deps)
   return (await get(`/caf/solicitudes/${asked.json.id}`)).json
 }
 
@@ -60,7 +60,7 @@ test('a CAF requested at the SII is checked, stored and used; a second request o
   expect(again.json.code).toBe('CAF_SOLICITUD_EN_CURSO')
   expect(again.json.context.solicitud_id).toBe(asked.json.id)
 
-  expect(await foliosJob.runOnce(s.server.deps)).toBe(1)
+  expect(await runFoliosPass(s.server.deps)).toBe(1)
   const done = (await get(`/caf/solicitudes/${asked.json.id}`)).json
   expect(done).toMatchObject({ operacion: 'solicitud', origen: 'api', tipo_dte: 33, estado: 'descargado', cantidad_pedida: 40, cantidad_solicitada: 40, folio_desde: 1, folio_hasta: 40, falla: null })
   expect(done.max_autor).toBeGreaterThanOrEqual(40)
@@ -123,7 +123,7 @@ test('a connection cut after the grant is recovered by re-download: one grant, t
   expect(grants()).toBe(before + 1)
   // While granted, a new request of the type waits; the next pass re-downloads.
   expect((await post('/caf/solicitar', { tipo_dte: 52 })).status).toBe(409)
-  await foliosJob.runOnce(s.server.deps)
+  await runFoliosPass(s.server.deps)
   const done = (await get(`/caf/solicitudes/${first.id}`)).json
   expect(done).toMatchObject({ estado: 'descargado', folio_desde: 1, folio_hasta: 30, falla: null })
   expect(grants()).toBe(before + 1)
@@ -170,16 +170,16 @@ test('automatic mode asks for the next CAF when the free folios fall to the thre
 
   const boleta = { tipo_dte: 39, receptor: { rut: '66666666-6', razon_social: 'Consumidor final' }, auto_send: false, detalle: [{ nombre: 'Café', cantidad: 1, precio: 1500 }] }
   for (let i = 0; i < 2; i++) expect((await issue(s, t, boleta)).status).toBe(201)
-  await foliosJob.runOnce(s.server.deps)
+  await runFoliosPass(s.server.deps)
   expect((await get('/caf/solicitudes?tipo_dte=39')).json.data).toHaveLength(1)
   expect((await issue(s, t, boleta)).status).toBe(201)
   // 5 left: at the threshold.
-  await foliosJob.runOnce(s.server.deps)
+  await runFoliosPass(s.server.deps)
   const list = (await get('/caf/solicitudes?tipo_dte=39')).json.data
   expect(list).toHaveLength(2)
   expect(list[0]).toMatchObject({ origen: 'automatica', estado: 'descargado', cantidad_pedida: 20, folio_desde: 9, folio_hasta: 28 })
   // Now 25 free: quiet.
-  await foliosJob.runOnce(s.server.deps)
+  await runFoliosPass(s.server.deps)
   expect((await get('/caf/solicitudes?tipo_dte=39')).json.data).toHaveLength(2)
   await s.request('PUT', `${API}/empresa/folios-automaticos`, { headers: { 'X-Api-Key': t.writeKey }, body: { activo: false, tipos: [39], cantidad: 20 } })
 })
@@ -206,7 +206,7 @@ test('an expired CAF is listed for annulment, closed at once and annulled at the
     expect((await get(`/caf/${primero}`)).json.tramos.at(-1)).toEqual({ desde: 2, hasta: 40, estado: 'en_anulacion' })
 
     const disponiblesAntes = simStore.folios.disponibles(t.empresa.rut, 33)
-    await foliosJob.runOnce(s.server.deps)
+    await runFoliosPass(s.server.deps)
     const done = (await get(`/caf/solicitudes/${asked.json.id}`)).json
     expect(done.estado).toBe('anulado')
     const caf = (await get(`/caf/${primero}`)).json

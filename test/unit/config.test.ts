@@ -7,7 +7,7 @@ describe('loadConfig', () => {
   test('defaults of DESIGN §2', () => {
     expect(loadConfig({}, {})).toMatchObject({
       host: '127.0.0.1', port: 8080, dataDir: resolve('data'), sii: { kind: 'sii' }, submitEveryMs: 5000, trackEveryMs: 30_000,
-      deliverEveryMs: 2000, inboxEveryMs: 60_000, webhookAllowHttp: false, masterKey: null, jwtPublicKeys: [], cafLowStock: 10, log: 'info',
+      deliverEveryMs: 2000, inboxEveryMs: 60_000, foliosEveryMs: 5000, webhookAllowHttp: false, masterKey: null, jwtPublicKeys: [], cafLowStock: 10, log: 'info',
       rateLimit: 100, corsOrigins: [], tlsCert: null, tlsKey: null, demo: false,
     })
   })

@@ -164,3 +164,27 @@ test('group commit: when COMMIT itself fails, every write of the group is refuse
   expect(store.sqlite.inTransaction).toBe(false)
   store.close()
 })
+
+test('a CAF closed for annulment hands out nothing from the first folio never handed out; a reopened one serves again', () => {
+  const store = freshStore()
+  seedCaf(store.sqlite, { id: 'caf-a', desde: 1, hasta: 10 })
+  seedCaf(store.sqlite, { id: 'caf-b', desde: 11, hasta: 20 })
+  const r = new FolioReserver()
+  const [one, two] = [r.reserve(store.db, 'e1', 33, TODAY)!, r.reserve(store.db, 'e1', 33, TODAY)!]
+  storeDte(store, 'caf-a', 1)
+  r.settle(one, true)
+  const row = store.sqlite.query("SELECT * FROM cafs WHERE id = 'caf-a'").get() as never
+  // Folio 2 is still signing: the annulment starts after it.
+  expect(r.close(store.db, row)).toBe(3)
+  expect(r.reserve(store.db, 'e1', 33, TODAY)).toMatchObject({ caf: { id: 'caf-b' }, folio: 11 })
+  // Folio 2's signature fails: it comes back to a closed CAF and is not handed out.
+  r.settle(two, false)
+  expect(r.reserve(store.db, 'e1', 33, TODAY)).toMatchObject({ caf: { id: 'caf-b' }, folio: 12 })
+  r.reopen('caf-a')
+  expect(r.reserve(store.db, 'e1', 33, TODAY)).toMatchObject({ caf: { id: 'caf-a' }, folio: 2 })
+  // After a restart the database's anulacion_estado keeps it closed: caf-b serves (from 11: nothing of it was stored).
+  store.sqlite.run("UPDATE cafs SET anulacion_estado = 'en_curso' WHERE id = 'caf-a'")
+  const restarted = new FolioReserver()
+  expect(restarted.reserve(store.db, 'e1', 33, TODAY)).toMatchObject({ caf: { id: 'caf-b' }, folio: 11 })
+  store.close()
+})
