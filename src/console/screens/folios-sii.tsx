@@ -228,7 +228,7 @@ export function Historial(props: { rows: readonly CafSolicitudRecord[]; highligh
         <div class="table-wrap">
           <table>
             <caption class="muted">
-              {live ? 'Hay solicitudes en curso: la tabla se actualiza sola cada 3 segundos.' : `Las ${props.rows.length === 1 ? 'más reciente' : `${props.rows.length} más recientes`} primero.`}
+              {live ? 'Hay solicitudes en curso: la tabla se actualiza sola cada 3 segundos.' : 'Las más recientes primero.'}
             </caption>
             <thead>
               <tr>

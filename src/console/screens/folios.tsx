@@ -253,7 +253,7 @@ function FoliosPage(props: { deps: Deps; request: Request; failed: FailedForm | 
       {canEdit ? (
         <UploadForm request={request} form={upload?.form ?? null} failure={upload?.failure ?? null} />
       ) : session.role !== null ? (
-        <p class="muted">Los CAF los piden y cargan un administrador de la empresa.</p>
+        <p class="muted">Los CAF los carga un administrador de la empresa, que también los pide al SII.</p>
       ) : (
         <p class="muted">Solo lectura: para pedir o cargar un CAF entre con una API key con escritura.</p>
       )}
