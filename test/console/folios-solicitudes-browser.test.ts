@@ -5,7 +5,7 @@
 // test can run the job's pass itself. Screenshots in .test-results/console/.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import { foliosJob } from '../../src/jobs/folios'
+import { runFoliosPass } from '../../src/services/caf-solicitudes'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
 import { testClock } from '../support/clock'
 import { launchChromium, loginWithApiKey, newContext, screenshot } from '../support/browser'
@@ -23,7 +23,7 @@ let browser: Browser
 
 beforeAll(async () => {
   sim = await startSimulator({ clock: clock.now, processingDelayMs: 0, dataDir: tempDir('timbre-folios-browser-sim-') })
-  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h' } })
+  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h', '--folios-every': '1h' } })
   t = await s.tenant(testRut(), 'Librería El Quijote SpA')
   await uploadCertificate(s, t)
   browser = await launchChromium()
@@ -56,7 +56,7 @@ test('a CAF asked for from the form turns Descargado in the history by itself; a
   await screenshot(page, 'folios-solicitud-en-curso')
 
   // The job's pass, as the scheduler runs it; the page is not touched by the test from here until the row changes.
-  await foliosJob.runOnce(s.server.deps)
+  await runFoliosPass(s.server.deps)
   await page.locator(`#solicitud-${id}[data-estado="descargado"]`).waitFor({ timeout: 20_000 })
   const done = await api(`/caf/solicitudes/${id}`)
   expect(done).toMatchObject({ estado: 'descargado', folio_desde: 1, folio_hasta: 25 })

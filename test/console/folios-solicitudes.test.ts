@@ -5,7 +5,7 @@
 // anular, annulled with its form and shown Anulado. What each page shows is compared with what the API answers.
 // A read-only key sees it all without forms and cannot post.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { foliosJob } from '../../src/jobs/folios'
+import { runFoliosPass } from '../../src/services/caf-solicitudes'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
 import { SimulatorStore } from '../../src/sii/simulator/store'
 import { testClock } from '../support/clock'
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const simDir = tempDir('timbre-folios-console-sim-')
   sim = await startSimulator({ clock: clock.now, processingDelayMs: 0, dataDir: simDir })
   simStore = new SimulatorStore(simDir)
-  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h' } })
+  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h', '--folios-every': '1h' } })
   t = await s.tenant(testRut(), 'Ferretería Los Aromos Ltda.')
   await uploadCertificate(s, t)
   w = await consoleLogin(s, t.writeKey)
@@ -61,12 +61,11 @@ const historyRow = (html: string, id: string) => textOf(elementOf(html, `solicit
 const cafRow = (html: string, id: string) => textOf(elementOf(html, `caf-${id}`))
 
 /**
- * The folios job's passes until the request leaves en_curso. The server's own scheduler runs the same job every 5 s,
- * so a pass of this test may find the request already claimed by it: the test waits for the outcome, not for its pass.
+ * The folios job's passes until the request leaves en_curso (the server's own runs hourly here: `--folios-every 1h`).
  */
 async function worked(id: string): Promise<any> {
   for (let i = 0; i < 100; i++) {
-    await foliosJob.runOnce(s.server.deps)
+    await runFoliosPass(s.server.deps)
     const r = await api(`/caf/solicitudes/${id}`)
     if (r.estado !== 'en_curso') return r
     await Bun.sleep(50)
