@@ -4,10 +4,12 @@
 // a CAF requested and used; automatic mode keeping issuance going across two CAFs; a cut after the grant recovered by
 // re-download with one grant counted; the SII's refusals in words with nothing stored; a changed page stopping the
 // flow; an expired CAF annulled. The simulated SII's settings and faults change through `timbre sii-simulator …` on
-// the same data dir while serve runs.
+// the same data dir while serve runs. The webhooks caf.obtenido, caf.solicitud_fallida and caf.anulado reach a local
+// receiver as signed JSON.
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
+import { verifySignature } from '../../src/webhooks/signature'
 import { createCompanyWithKey, ensureBinary, runBinary, startServe, type RunResult, type ServeProcess } from '../support/binary'
 import { facturaSimple, signer } from '../support/issuance'
 import { exportPfx } from '../support/pki'
@@ -27,7 +29,11 @@ interface Company {
 }
 const companies: Record<'usado' | 'automatico' | 'corte' | 'rechazos' | 'vencido' | 'pagina', Company> = {} as never
 
-const SERVE_FLAGS = ['--sii', 'simulado', '--rate-limit', '0', '--submit-every', '1h', '--track-every', '1h', '--inbox-every', '1h']
+const SERVE_FLAGS = ['--sii', 'simulado', '--rate-limit', '0', '--submit-every', '1h', '--track-every', '1h', '--inbox-every', '1h', '--webhook-allow-http', '--deliver-every', '1s']
+const WEBHOOK_SECRET = 'whsec_folios_e2e_0123456789'
+/** The JSON webhooks the server delivered, each checked against its signature. */
+const delivered: Array<{ type: string; empresa_id: string; data: any; isSigned: boolean }> = []
+let receiver: ReturnType<typeof Bun.serve> | null = null
 
 beforeAll(async () => {
   await ensureBinary()
@@ -37,13 +43,42 @@ beforeAll(async () => {
     const rut = testRut()
     companies[name] = { rut, key: createCompanyWithKey(dir, rut, `Empresa ${name} SpA`) }
   }
+  receiver = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const raw = await req.text()
+      const event = JSON.parse(raw) as { type: string; empresa_id: string; data: unknown }
+      delivered.push({ ...event, isSigned: verifySignature(WEBHOOK_SECRET, req.headers.get('timbre-signature') ?? '', raw, Math.floor(Date.now() / 1000)) })
+      return new Response(null, { status: 204 })
+    },
+  })
   serve = await startServe(['--data-dir', dir, ...SERVE_FLAGS])
   const pfx = Buffer.from(exportPfx(signer(), 'x', '3des')).toString('base64')
   for (const c of Object.values(companies)) expect((await call(c, 'POST', '/empresa/certificado/pfx', { pfx_base64: pfx, password: 'x' })).status).toBe(201)
 }, 60_000)
 afterAll(async () => {
   if (serve && serve.proc.exitCode === null) await serve.terminate()
+  await receiver?.stop(true)
 })
+
+/** Subscribes the company to the folio webhooks at the test's receiver. */
+async function subscribe(c: Company): Promise<void> {
+  const made = await call(c, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver!.port}/hooks`, events: ['caf.obtenido', 'caf.solicitud_fallida', 'caf.anulado'], secret: WEBHOOK_SECRET })
+  expect(made.status).toBe(201)
+}
+async function webhooksOf(c: Company, type: string, count: number): Promise<any[]> {
+  const empresaId = (await call(c, 'GET', '/empresa')).json.id as string
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const got = delivered.filter((d) => d.empresa_id === empresaId && d.type === type)
+    if (got.length >= count || Date.now() > deadline) {
+      expect(got.map((d) => d.isSigned)).toEqual(Array(count).fill(true))
+      return got.map((d) => d.data)
+    }
+    await Bun.sleep(200)
+  }
+}
 
 const call = async (c: Company, method: string, path: string, body?: unknown) => {
   const res = await fetch(`${serve!.url}${API}${path}`, {
@@ -86,6 +121,7 @@ describe('timbre caf from the binary against the simulated SII', () => {
 
   test('a CAF requested with caf solicitar is stored and used: the next 33 takes its first folio', async () => {
     const c = companies.usado
+    await subscribe(c)
     const got = cafOk('solicitar', '--empresa', c.rut, '--tipo', '33', '--cantidad', '10')
     expect(got.solicitud).toMatchObject({ operacion: 'solicitud', origen: 'api', tipo_dte: 33, estado: 'descargado', cantidad_pedida: 10, falla: null })
     expect(got.caf).toMatchObject({ id: got.solicitud.caf_id, tipo_dte: 33, folios_disponibles: 10, is_active: true })
@@ -96,6 +132,8 @@ describe('timbre caf from the binary against the simulated SII', () => {
     expect(grants(c)).toBe(1)
     const historial = cafOk('solicitudes', '--empresa', c.rut, '--estado', 'descargado')
     expect(historial.data.map((s: { id: string }) => s.id)).toEqual([got.solicitud.id])
+    const [obtenido] = await webhooksOf(c, 'caf.obtenido', 1)
+    expect({ solicitud: obtenido.solicitud.id, caf: obtenido.caf.id }).toEqual({ solicitud: got.solicitud.id, caf: got.caf.id })
   })
 
   test('automatic mode under issuance: a second CAF arrives before the first runs out, and folios run on without a gap', async () => {
@@ -143,6 +181,7 @@ describe('timbre caf from the binary against the simulated SII', () => {
 
   test('over the maximum, not authorised, F29 pending: each a failure in words, and no CAF stored', async () => {
     const c = companies.rechazos
+    await subscribe(c)
     expect(simulator('folios', '--rut', c.rut, '--max-autor', '33=0').max_autor['33']).toBe(0)
     const over = cafFails('solicitar', '--empresa', c.rut, '--tipo', '33', '--cantidad', '10')
     expect(over).toContain('excede_maximo')
@@ -162,6 +201,7 @@ describe('timbre caf from the binary against the simulated SII', () => {
     expect((await call(c, 'GET', '/caf')).json.data).toEqual([])
     expect(grants(c)).toBe(0)
     expect(cafOk('solicitudes', '--empresa', c.rut).data.map((s: any) => s.falla?.motivo)).toEqual(['f29_pendiente', 'no_autorizado', 'excede_maximo'])
+    expect((await webhooksOf(c, 'caf.solicitud_fallida', 3)).map((d) => d.solicitud.falla.motivo)).toEqual(['excede_maximo', 'no_autorizado', 'f29_pendiente'])
   })
 
   test('a changed page stops the flow at its step, nothing granted', async () => {
@@ -176,6 +216,7 @@ describe('timbre caf from the binary against the simulated SII', () => {
 
   test('an expired CAF is listed with caf anular --pendientes, annulled at the SII and shown so', async () => {
     const c = companies.vencido
+    await subscribe(c)
     const got = cafOk('solicitar', '--empresa', c.rut, '--tipo', '33', '--cantidad', '20').caf
     expect((await emitir(c)).json.folio).toBe(got.folio_desde)
     expect(cafOk('anular', '--empresa', c.rut, '--pendientes').data).toEqual([])
@@ -208,6 +249,8 @@ describe('timbre caf from the binary against the simulated SII', () => {
     // At the SII, the 19 annulled folios are no longer available.
     expect(simulator('folios', '--rut', c.rut).folios_disponibles['33']).toBe(antes - 19)
     expect(cafOk('anular', '--empresa', c.rut, '--pendientes').data).toEqual([])
+    const [anuladoEvent] = await webhooksOf(c, 'caf.anulado', 1)
+    expect({ solicitud: anuladoEvent.solicitud.id, caf: anuladoEvent.caf.id, estado: anuladoEvent.caf.anulacion.estado }).toEqual({ solicitud: anulado.solicitud.id, caf: got.id, estado: 'anulado' })
     // Annulled once: a second time is refused in words.
     expect(cafFails('anular', '--empresa', c.rut, '--caf', got.id, '--motivo', 'otra vez')).toContain('CAF_NO_ANULABLE')
   }, 90_000)
