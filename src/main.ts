@@ -2,6 +2,7 @@
 // errors as one JSON line on stderr with exit 1 (usage errors exit 2).
 import { apikeyCreate, apikeyList, apikeyRevoke } from './cli/apikey'
 import { backup, backupList, backupRun, restore } from './cli/backup'
+import { CAF_COMMANDS } from './cli/caf'
 import { helpText, parseArgs, UsageError, type Command } from './cli/command'
 import { consoleLink } from './cli/console'
 import { contribuyentesImport } from './cli/contribuyentes'
@@ -44,6 +45,7 @@ const COMMANDS: readonly Command[] = [
   siiSimulatorSet,
   ...CERTIFICACION_COMMANDS,
   ...RCV_COMMANDS,
+  ...CAF_COMMANDS,
   siiSimulatorIntercambio,
   ...SII_SIMULATOR_RCV_COMMANDS,
   siiSimulatorFolios,

@@ -45,7 +45,7 @@ export interface LocalApiCall {
 }
 
 /** One call of the local server's API as the company; an HTTP error is an OperatorError with the envelope's words. */
-export async function callLocalApi(args: ParsedArgs, call: LocalApiCall, method: 'GET' | 'POST', body?: unknown): Promise<LocalApiAnswer> {
+export async function callLocalApi(args: ParsedArgs, call: LocalApiCall, method: 'GET' | 'POST' | 'PUT', body?: unknown): Promise<LocalApiAnswer> {
   const token = await bearerFor(args, call.empresaId ?? (await empresaIdOf(args)), call.sub)
   const local = serveOrigin()
   const origin = (args.flags['--url'] ?? local.origin).replace(/\/+$/, '')

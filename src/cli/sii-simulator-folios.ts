@@ -10,10 +10,10 @@ import { DATA_DIR_SIMULADOR, withStore } from './sii-simulator-rcv'
 export const siiSimulatorFolios: Command = {
   name: 'sii-simulator folios',
   summary: 'Muestra o cambia el timbraje de una empresa en el SII simulado (máximo autorizado, bloqueos) y los folios otorgados.',
-  usage: 'timbre sii-simulator folios --rut R [--max-autor TIPO=N,...] [--no-autorizado] [--f29-pendiente] [--quitar-bloqueos] [--razon-social S] [--otorgados] [--data-dir D]',
+  usage: 'timbre sii-simulator folios --rut R [--max-autor TIPO=N|defecto,...] [--no-autorizado] [--f29-pendiente] [--quitar-bloqueos] [--razon-social S] [--otorgados] [--data-dir D]',
   flags: {
     '--rut': { takesValue: true, help: 'RUT de la empresa' },
-    '--max-autor': { takesValue: true, help: `máximo autorizado por solicitud, por tipo: 33=100,39=5000 (por defecto 500; 10000 para 39 y 41); TIPO=0 vuelve al de defecto. Tipos: ${[...MAX_AUTOR_DEFAULT.keys()].join(', ')}` },
+    '--max-autor': { takesValue: true, help: `máximo autorizado por solicitud, por tipo: 33=100,39=5000 (por defecto 500; 10000 para 39 y 41); TIPO=0: el SII no autoriza ninguno; TIPO=defecto vuelve al de defecto. Tipos: ${[...MAX_AUTOR_DEFAULT.keys()].join(', ')}` },
     '--no-autorizado': { takesValue: false, help: 'el usuario no está autorizado a pedir folios de la empresa: toda solicitud se rechaza' },
     '--f29-pendiente': { takesValue: false, help: 'la empresa tiene un F29 pendiente: no puede solicitar timbraje' },
     '--quitar-bloqueos': { takesValue: false, help: 'quita ambos bloqueos' },
@@ -34,7 +34,7 @@ export const siiSimulatorFolios: Command = {
       const actual = store.folios.ajustes(rut)
       const merged: Record<string, number> = { ...actual.maxAutor }
       for (const [tipo, n] of Object.entries(maxAutor)) {
-        if (n === 0) delete merged[tipo]
+        if (n === null) delete merged[tipo]
         else merged[tipo] = n
       }
       const nuevos: FoliosAjustes = {
@@ -52,6 +52,8 @@ export const siiSimulatorFolios: Command = {
         f29_pendiente: nuevos.f29Pendiente,
         razon_social: nuevos.razonSocial,
         otorgamientos: store.folios.cuentaOtorgamientos(rut),
+        // FOLIOS_DISP of each type granted: what its folio pages show; an annulment or a DTE received lowers it.
+        folios_disponibles: Object.fromEntries([...new Set(store.folios.otorgados(rut).map((g) => g.tipo))].map((tipo) => [String(tipo), store.folios.disponibles(rut, tipo)])),
         ...(has('--otorgados') ? { otorgados: store.folios.otorgados(rut).map((g) => ({ tipo: g.tipo, desde: g.folio_desde, hasta: g.folio_hasta, fecha: g.fecha })) } : {}),
         cambiado: isChange,
         data_dir: dataDir,
@@ -60,16 +62,19 @@ export const siiSimulatorFolios: Command = {
   },
 }
 
-/** `33=100,39=5000`: types the simulator grants, amounts 0 (back to the default) to 1,000,000. */
-export function readMaxAutor(text: string): Record<string, number> {
-  const out: Record<string, number> = {}
+/**
+ * `33=100,39=5000,34=0,52=defecto`: types the simulator grants, amounts 0 to 1,000,000; 0 is the SII authorising none
+ * (the client's excede_maximo), `defecto` (null here) puts the type back to MAX_AUTOR_DEFAULT.
+ */
+export function readMaxAutor(text: string): Record<string, number | null> {
+  const out: Record<string, number | null> = {}
   for (const part of text.split(',')) {
-    const m = /^\s*(\d{1,3})\s*=\s*(\d{1,7})\s*$/.exec(part)
-    if (m === null) throw new UsageError(`--max-autor: «${part}» debe ser TIPO=N (por ejemplo 33=100)`)
+    const m = /^\s*(\d{1,3})\s*=\s*(\d{1,7}|defecto)\s*$/.exec(part)
+    if (m === null) throw new UsageError(`--max-autor: «${part}» debe ser TIPO=N o TIPO=defecto (por ejemplo 33=100)`)
     const tipo = Number(m[1])
-    const n = Number(m[2])
+    const n = m[2] === 'defecto' ? null : Number(m[2])
     if (!MAX_AUTOR_DEFAULT.has(tipo)) throw new UsageError(`--max-autor: el tipo ${tipo} no es uno de ${[...MAX_AUTOR_DEFAULT.keys()].join(', ')}`)
-    if (n > 1_000_000) throw new UsageError(`--max-autor: ${n} supera 1000000`)
+    if (n !== null && n > 1_000_000) throw new UsageError(`--max-autor: ${n} supera 1000000`)
     out[String(tipo)] = n
   }
   return out

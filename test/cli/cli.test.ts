@@ -34,7 +34,7 @@ describe('help and version', () => {
     expect(r.json()).toMatchObject({ version: expect.any(String), api_version: '0.2.0', schema: expect.stringMatching(/^\d{4}_/) })
   })
 
-  test.each(['serve', 'empresa create', 'empresa list', 'empresa update', 'apikey create', 'apikey list', 'apikey revoke', 'token issue', 'backup', 'restore', 'sii-simulator', 'sii-simulator caf', 'sii-simulator set', 'sii-simulator intercambio', 'sii-simulator rcv add', 'sii-simulator rcv falla', 'sii-simulator reloj', 'sii-simulator folios', 'certificacion estado', 'certificacion set', 'certificacion emitir', 'certificacion simulacion', 'certificacion intercambio', 'certificacion libros', 'certificacion muestras', 'webhook deliveries', 'webhook redeliver', 'health', 'version'])(
+  test.each(['serve', 'empresa create', 'empresa list', 'empresa update', 'apikey create', 'apikey list', 'apikey revoke', 'token issue', 'backup', 'restore', 'sii-simulator', 'sii-simulator caf', 'sii-simulator set', 'sii-simulator intercambio', 'sii-simulator rcv add', 'sii-simulator rcv falla', 'sii-simulator reloj', 'sii-simulator folios', 'caf solicitar', 'caf solicitudes', 'caf anular', 'caf automatico', 'certificacion estado', 'certificacion set', 'certificacion emitir', 'certificacion simulacion', 'certificacion intercambio', 'certificacion libros', 'certificacion muestras', 'webhook deliveries', 'webhook redeliver', 'health', 'version'])(
     'timbre %s --help',
     (command) => {
     const r = runBinary([...command.split(' '), '--help'])

@@ -69,7 +69,10 @@ describe('sii-simulator folios', () => {
     expect(await cifras()).toContain(FOLIOS_TEXTS.noPuede)
     expect((await cli(['folios', '--rut', '76086428-5', '--no-autorizado'])).json).toMatchObject({ f29_pendiente: true, no_autorizado: true })
     expect(await pagina(FOLIOS_PATHS.solicitaDcto, { ...EMPRESA, [F.aceptar]: FOLIOS_ACEPTAR.continuar })).toContain(FOLIOS_TEXTS.noAutorizado)
-    expect((await cli(['folios', '--rut', '76086428-5', '--quitar-bloqueos', '--max-autor', '33=0'])).json).toMatchObject({ f29_pendiente: false, no_autorizado: false, max_autor: { 33: 500, 52: 7 } })
+    // 0 is the SII authorising none of the type; `defecto` puts it back to the default.
+    expect((await cli(['folios', '--rut', '76086428-5', '--quitar-bloqueos', '--max-autor', '33=0'])).json).toMatchObject({ f29_pendiente: false, no_autorizado: false, max_autor: { 33: 0, 52: 7 } })
+    expect(await cifras()).toContain(`name="${F.maxAutor}" value="0"`)
+    expect((await cli(['folios', '--rut', '76086428-5', '--max-autor', '33=defecto'])).json).toMatchObject({ cambiado: true, max_autor: { 33: 500, 52: 7 } })
     expect(await cifras()).toContain(`name="${F.maxAutor}" value="500"`)
   })
 
@@ -87,11 +90,11 @@ describe('sii-simulator folios', () => {
     })
     expect(res.status).toBe(503)
     const listed = await cli(['folios', '--rut', '76086428-5', '--otorgados'])
-    expect(listed.json).toMatchObject({ otorgamientos: 1, otorgados: [{ tipo: 33, desde: 1, hasta: 10, fecha: '2026-03-02' }] })
+    expect(listed.json).toMatchObject({ otorgamientos: 1, otorgados: [{ tipo: 33, desde: 1, hasta: 10, fecha: '2026-03-02' }], folios_disponibles: { 33: 10 } })
   })
 
   test('bad input is a usage error (exit 2) and changes nothing', async () => {
-    for (const args of [['folios'], ['folios', '--rut', '1-1'], ['folios', '--rut', '76086428-5', '--max-autor', '99=5'], ['folios', '--rut', '76086428-5', '--max-autor', '33'], ['folios', '--rut', '76086428-5', '--quitar-bloqueos', '--f29-pendiente']]) {
+    for (const args of [['folios'], ['folios', '--rut', '1-1'], ['folios', '--rut', '76086428-5', '--max-autor', '99=5'], ['folios', '--rut', '76086428-5', '--max-autor', '33'], ['folios', '--rut', '76086428-5', '--max-autor', '33=nada'], ['folios', '--rut', '76086428-5', '--quitar-bloqueos', '--f29-pendiente']]) {
       const r = await cli(args)
       expect(r.code).toBe(2)
     }
