@@ -69,9 +69,11 @@ export async function callLocalApi(args: ParsedArgs, call: LocalApiCall, method:
   const contentType = res.headers.get('content-type') ?? ''
   const parsed = contentType.includes('json') ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown) : null
   if (res.status >= 400) {
-    const e = (parsed ?? {}) as { code?: string; message?: string; details?: Array<{ field: string; message: string }> }
+    const e = (parsed ?? {}) as { code?: string; message?: string; details?: Array<{ field: string; message: string }>; context?: Record<string, unknown> | null }
     const details = (e.details ?? []).map((d) => `\n  ${d.field}: ${d.message}`).join('')
-    throw new OperatorError(`HTTP ${res.status} ${e.code ?? ''}: ${e.message ?? ''}${details}`)
+    // The envelope's context names what the error is about (the open request's id, the CAF that overlaps).
+    const context = Object.entries(e.context ?? {}).map(([k, v]) => `\n  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('')
+    throw new OperatorError(`HTTP ${res.status} ${e.code ?? ''}: ${e.message ?? ''}${details}${context}`)
   }
   return { status: res.status, body: parsed, bytes, contentType }
 }
