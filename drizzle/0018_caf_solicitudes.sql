@@ -14,6 +14,7 @@ CREATE TABLE `caf_solicitudes` (
 	`otorgando_at` text,
 	`caf_id` text,
 	`motivo_anulacion` text,
+	`reabrible` integer DEFAULT false NOT NULL,
 	`falla_motivo` text,
 	`falla_mensaje` text,
 	`falla_etapa` text,
@@ -41,7 +42,6 @@ CREATE TABLE `folios_automaticos` (
 );
 --> statement-breakpoint
 ALTER TABLE `cafs` ADD `anulacion_estado` text;--> statement-breakpoint
-ALTER TABLE `cafs` ADD `anulado_desde` integer;--> statement-breakpoint
-ALTER TABLE `cafs` ADD `anulado_hasta` integer;--> statement-breakpoint
+ALTER TABLE `cafs` ADD `folios_anulados` text;--> statement-breakpoint
 ALTER TABLE `cafs` ADD `anulacion_motivo` text;--> statement-breakpoint
 ALTER TABLE `cafs` ADD `anulado_at` text;

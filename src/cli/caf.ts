@@ -99,12 +99,13 @@ const ESTADOS = ['en_curso', 'otorgado', 'descargado', 'anulado', 'fallido']
 export const cafSolicitudes: Command = {
   name: 'caf solicitudes',
   summary: 'Historial de solicitudes y anulaciones de folios en el SII de una empresa, más recientes primero.',
-  usage: 'timbre caf solicitudes --empresa RUT|ID [--estado E] [--tipo T] [--limit N] [--url URL] [--data-dir D]',
+  usage: 'timbre caf solicitudes --empresa RUT|ID [--estado E] [--tipo T] [--limit N] [--cursor C] [--url URL] [--data-dir D]',
   flags: {
     ...EMPRESA_FLAG,
     '--estado': { takesValue: true, help: `solo las de este estado: ${ESTADOS.join(', ')}` },
     '--tipo': { takesValue: true, help: 'solo las de este tipo de DTE' },
     '--limit': { takesValue: true, help: 'cuántas (1 a 100; por defecto 20)' },
+    '--cursor': { takesValue: true, help: 'la página siguiente: el next_cursor de la respuesta anterior' },
     ...SERVER_FLAGS,
   },
   async run(args) {
@@ -117,6 +118,7 @@ export const cafSolicitudes: Command = {
       ...(estado === undefined ? {} : { estado }),
       ...(tipo === undefined ? {} : { tipo_dte: String(tipo) }),
       ...(limit === undefined ? {} : { limit: String(limit) }),
+      ...(args.flags['--cursor'] === undefined ? {} : { cursor: args.flags['--cursor'] }),
     }).toString()
     return api(args, await empresaIdOf(args), 'GET', `/caf/solicitudes${query ? `?${query}` : ''}`)
   },

@@ -45,9 +45,10 @@ export const CafSchema = Type.Object(
     anulacion: Type.Union(
       [
         Type.Object({
-          estado: Type.Union([Type.Literal('en_curso'), Type.Literal('anulado')]),
-          folio_desde: Type.Union([Type.Integer(), Type.Null()]),
-          folio_hasta: Type.Union([Type.Integer(), Type.Null()]),
+          estado: Type.Union([Type.Literal('en_curso'), Type.Literal('anulado')], {
+            description: 'en_curso: cerrado a la emisión mientras se pide al SII, o tras un intento cuyo resultado no se supo.',
+          }),
+          rangos: Type.Array(Type.Object({ desde: Type.Integer(), hasta: Type.Integer() }), { description: 'Los rangos que el SII anuló.' }),
           motivo: Type.Union([Type.String(), Type.Null()]),
           anulado_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
         }),
@@ -60,10 +61,10 @@ export const CafSchema = Type.Object(
         desde: Type.Integer(),
         hasta: Type.Integer(),
         estado: Type.Union([
-          Type.Literal('usado'), Type.Literal('disponible'), Type.Literal('por_anular'), Type.Literal('en_anulacion'), Type.Literal('anulado'), Type.Literal('sin_usar'),
+          Type.Literal('usado'), Type.Literal('disponible'), Type.Literal('por_anular'), Type.Literal('en_anulacion'), Type.Literal('anulado'),
         ]),
       }),
-      { description: 'El rango en tramos: usados, disponibles, por anular (vencidos sin usar), en anulación, anulados (extensión).' },
+      { description: 'El rango en tramos: usados (con documento), disponibles, por anular (sin usar y ya no se entregan: vencidos o sobrantes de una anulación), en anulación, anulados (extensión).' },
     ),
   },
   { title: 'Caf' },
@@ -84,7 +85,15 @@ export const SolicitarCafBody = Type.Object(
 )
 
 export const AnularCafBody = Type.Object(
-  { motivo: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Motivo de la anulación, como lo pide el SII.' }) },
+  {
+    motivo: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Motivo de la anulación, como lo pide el SII.' }),
+    ya_anulados: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: solo para un CAF que quedó cerrado tras una anulación de resultado incierto, cuando usted verificó en el sitio del SII que sus folios sin usar ya están anulados. Timbre lo registra sin ir al SII.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 )
 

@@ -34,16 +34,6 @@ export function findOpenAnulacion(db: Db, empresaId: string, cafId: string): Caf
     .get()
 }
 
-/** The newest request of a type (automatic mode waits after a failure). */
-export function latestCafSolicitud(db: Db, empresaId: string, tipoDte: number): CafSolicitudRow | undefined {
-  return db
-    .select()
-    .from(cafSolicitudes)
-    .where(and(eq(cafSolicitudes.empresa_id, empresaId), eq(cafSolicitudes.tipo_dte, tipoDte), eq(cafSolicitudes.operacion, 'solicitud')))
-    .orderBy(desc(cafSolicitudes.id))
-    .get()
-}
-
 export function listCafSolicitudes(
   db: Db,
   empresaId: string,

@@ -67,6 +67,11 @@ export class FolioReserver {
     return Math.max(this.stateOf(db, row).next, row.next_folio)
   }
 
+  /** Folios of the CAF reserved and not settled yet (still being signed): an annulment leaves them out. */
+  pendingOf(cafId: string): ReadonlySet<number> {
+    return new Set(this.byCaf.get(cafId)?.pending ?? [])
+  }
+
   /** Opens a CAF closed by `close` again (its annulment failed before the SII could act on it). */
   reopen(cafId: string): void {
     this.closed.delete(cafId)

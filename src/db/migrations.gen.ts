@@ -39,5 +39,5 @@ export const MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: '0015_console_login_failures', when: 1795831067154, breakpoints: true, sql: m15 },
   { tag: '0016_certificacion', when: 1795841055583, breakpoints: true, sql: m16 },
   { tag: '0017_rcv', when: 1795847535644, breakpoints: true, sql: m17 },
-  { tag: '0018_caf_solicitudes', when: 1795858844216, breakpoints: true, sql: m18 },
+  { tag: '0018_caf_solicitudes', when: 1795860263051, breakpoints: true, sql: m18 },
 ]

@@ -106,8 +106,8 @@ export const cafs = sqliteTable(
      * asked, or after an attempt whose outcome is unknown) or `anulado`. A CAF with either hands out no folio.
      */
     anulacion_estado: text('anulacion_estado', { enum: ['en_curso', 'anulado'] }),
-    anulado_desde: integer('anulado_desde'),
-    anulado_hasta: integer('anulado_hasta'),
+    /** The ranges the SII annulled, in order; folios of a closed CAF outside them and without a document remain to annul. */
+    folios_anulados: text('folios_anulados', { mode: 'json' }).$type<Array<{ desde: number; hasta: number }>>(),
     anulacion_motivo: text('anulacion_motivo'),
     anulado_at: text('anulado_at'),
   },
@@ -1045,6 +1045,11 @@ export const cafSolicitudes = sqliteTable(
     /** The CAF stored from the grant, or the CAF being annulled. */
     caf_id: text('caf_id'),
     motivo_anulacion: text('motivo_anulacion'),
+    /**
+     * An annulment asked of an open CAF, before any attempt: a clean refusal opens the CAF again. False once an attempt
+     * may have reached the SII, or when the CAF was already closed by an earlier annulment (DESIGN §17).
+     */
+    reabrible: integer('reabrible', { mode: 'boolean' }).notNull().default(false),
     falla_motivo: text('falla_motivo'),
     falla_mensaje: text('falla_mensaje'),
     falla_etapa: text('falla_etapa'),

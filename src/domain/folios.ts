@@ -40,38 +40,93 @@ export function foliosUtiles(cafs: readonly CafStock[], today: string, dias: num
   return cafs.filter((c) => isCafActive(c, today) && (c.vence_el === null || c.vence_el > horizon)).reduce((n, c) => n + foliosDisponibles(c), 0)
 }
 
-/** The stretches of a CAF's range, in order: what the folio gap report shows (DESIGN §17). */
+/** The stretches of a CAF's range, in order: the folio gap report (DESIGN §17). */
 export type EstadoTramo =
   /** Folios of stored documents. */
   | 'usado'
+  /** Never used, and the CAF still hands them out (a hole below the next folio is handed out again first). */
   | 'disponible'
-  /** Expired unused: to annul at the SII (FAQ 6970). */
+  /** Never used and no longer handed out (the CAF expired, or was annulled and these were left): to annul (FAQ 6970). */
   | 'por_anular'
+  /** Never used, in a CAF closed for an annulment that is running or whose outcome is unknown. */
   | 'en_anulacion'
   | 'anulado'
-  /** Unused and outside the annulled range (given back by a failed signature just before the annulment). */
-  | 'sin_usar'
 
-export function tramosDeCaf(
-  caf: CafStock & { readonly folio_desde: number; readonly anulado_desde?: number | null; readonly anulado_hasta?: number | null },
-  today: string,
-): Array<{ readonly desde: number; readonly hasta: number; readonly estado: EstadoTramo }> {
-  const tramos: Array<{ desde: number; hasta: number; estado: EstadoTramo }> = []
-  const push = (desde: number, hasta: number, estado: EstadoTramo) => {
-    if (hasta >= desde) tramos.push({ desde, hasta, estado })
-  }
-  const libreDesde = Math.min(caf.next_folio, caf.folio_hasta + 1)
-  push(caf.folio_desde, libreDesde - 1, 'usado')
-  if (caf.anulacion_estado === 'anulado' && caf.anulado_desde != null && caf.anulado_hasta != null) {
-    // Folios between the last used and the annulled range (handed out and given back before the annulment) stay unused.
-    push(libreDesde, caf.anulado_desde - 1, 'sin_usar')
-    push(caf.anulado_desde, caf.anulado_hasta, 'anulado')
-    push(caf.anulado_hasta + 1, caf.folio_hasta, 'sin_usar')
-    return tramos
-  }
+export interface Rango {
+  readonly desde: number
+  readonly hasta: number
+}
+
+export interface Tramo extends Rango {
+  readonly estado: EstadoTramo
+}
+
+type CafRango = CafStock & { readonly folio_desde: number; readonly folios_anulados?: readonly Rango[] | null }
+
+/**
+ * The range in stretches. `huecos` are the folios below `next_folio` with no stored document (a crash's, or given back
+ * by a failed signature); without them every folio below `next_folio` is used. Computed over the points where the state
+ * can change, not folio by folio: a CAF of 100 000 folios is a handful of stretches.
+ */
+export function tramosDeCaf(caf: CafRango, today: string, huecos: readonly number[] = []): Tramo[] {
+  const anulados = caf.folios_anulados ?? []
+  const end = caf.folio_hasta + 1
+  const cuts = new Set<number>([caf.folio_desde, end, Math.min(Math.max(caf.next_folio, caf.folio_desde), end)])
+  for (const r of anulados) cuts.add(r.desde).add(r.hasta + 1)
+  for (const h of huecos) cuts.add(h).add(h + 1)
+  const points = [...cuts].filter((p) => p >= caf.folio_desde && p <= end).sort((a, b) => a - b)
+  const huecoSet = new Set(huecos)
   const expired = caf.vence_el !== null && today > caf.vence_el
-  push(libreDesde, caf.folio_hasta, caf.anulacion_estado === 'en_curso' ? 'en_anulacion' : expired ? 'por_anular' : 'disponible')
+  const estadoOf = (folio: number): EstadoTramo => {
+    if (anulados.some((r) => folio >= r.desde && folio <= r.hasta)) return 'anulado'
+    if (folio < caf.next_folio && !huecoSet.has(folio)) return 'usado'
+    if (caf.anulacion_estado === 'en_curso') return 'en_anulacion'
+    if (caf.anulacion_estado === 'anulado' || expired) return 'por_anular'
+    return 'disponible'
+  }
+  const tramos: Tramo[] = []
+  for (let k = 0; k + 1 < points.length; k++) {
+    const desde = points[k]!
+    const hasta = points[k + 1]! - 1
+    const estado = estadoOf(desde)
+    const last = tramos.at(-1)
+    if (last && last.estado === estado && last.hasta + 1 === desde) tramos[tramos.length - 1] = { desde: last.desde, hasta, estado }
+    else tramos.push({ desde, hasta, estado })
+  }
   return tramos
+}
+
+/** Folios never used nor annulled, as ranges: what an annulment asks the SII to annul. */
+export function rangosSinUsar(caf: CafRango, today: string, huecos: readonly number[] = []): Rango[] {
+  return tramosDeCaf(caf, today, huecos)
+    .filter((t) => t.estado !== 'usado' && t.estado !== 'anulado')
+    .map(({ desde, hasta }) => ({ desde, hasta }))
+}
+
+/** The ranges without `folios` (those still being signed, say), split where needed. */
+export function quitarFolios(rangos: readonly Rango[], folios: ReadonlySet<number>): Rango[] {
+  const out: Rango[] = []
+  for (const r of rangos) {
+    const inside = [...folios].filter((f) => f >= r.desde && f <= r.hasta).sort((a, b) => a - b)
+    let from = r.desde
+    for (const f of inside) {
+      if (f > from) out.push({ desde: from, hasta: f - 1 })
+      from = f + 1
+    }
+    if (from <= r.hasta) out.push({ desde: from, hasta: r.hasta })
+  }
+  return out
+}
+
+/** Ranges in order, adjacent ones joined. */
+export function unirRangos(rangos: readonly Rango[]): Rango[] {
+  const out: Rango[] = []
+  for (const r of [...rangos].sort((a, b) => a.desde - b.desde)) {
+    const last = out.at(-1)
+    if (last && r.desde <= last.hasta + 1) out[out.length - 1] = { desde: last.desde, hasta: Math.max(last.hasta, r.hasta) }
+    else out.push({ desde: r.desde, hasta: r.hasta })
+  }
+  return out
 }
 
 export function rangesOverlap(a: { readonly desde: number; readonly hasta: number }, b: { readonly desde: number; readonly hasta: number }): boolean {

@@ -2,9 +2,9 @@
 // automatic mode, recorded first and worked by the `folios` job through the SII's folio pages (sii/portal/folios.ts).
 // The rule that matters: once the SII may have granted a range, Timbre never asks for it again; it re-downloads it.
 import { isoTimestamp, santiagoDate } from '../clock'
-import { findCafById, listActiveCafsOfTipo, markCafAnulado, markCafAnulando, reopenCaf } from '../db/caf-store'
+import { addFoliosAnulados, findCafById, findOverlappingCaf, huecosDeCaf, lastFolioHasta, listActiveCafsOfTipo, markCafAnulando, reopenCaf } from '../db/caf-store'
 import {
-  claimCafSolicitud, dueCafSolicitudes, findCafSolicitud, findFoliosAutomaticos, findOpenAnulacion, findOpenCafSolicitud, insertCafSolicitud, latestCafSolicitud,
+  claimCafSolicitud, dueCafSolicitudes, findCafSolicitud, findFoliosAutomaticos, findOpenAnulacion, findOpenCafSolicitud, insertCafSolicitud,
   listActiveFoliosAutomaticos, listCafSolicitudes, updateLeasedCafSolicitud, upsertFoliosAutomaticos, type EstadoSolicitud, type NewCafSolicitud, type SolicitudLease,
 } from '../db/caf-solicitud-store'
 import { findActiveCertificado } from '../db/certificado-store'
@@ -13,10 +13,10 @@ import { folioReserverOf } from '../db/folio-reserver'
 import type { Db } from '../db/open'
 import type { CafRow, CafSolicitudRow, EmpresaRow, FoliosAutomaticosRow } from '../db/schema'
 import { isTipoDte } from '../domain/emision'
-import { foliosUtiles } from '../domain/folios'
+import { foliosUtiles, quitarFolios, rangosSinUsar, type Rango } from '../domain/folios'
 import { TimbreError, validationError } from '../errors'
 import type { SiiCompany } from '../sii/client/client'
-import type { FoliosFalla, RangoOtorgado } from '../sii/portal/folios'
+import type { FoliosFalla, FoliosPortalClient, RangoOtorgado } from '../sii/portal/folios'
 import { checkCaf, storeCheckedCaf, toCafRecord } from './cafs'
 import type { Deps } from './deps'
 import { emitEvent } from './events'
@@ -37,8 +37,11 @@ const PER_PASS = 4
  * request is `fallido` with its range, and the company downloads the CAF at the SII ("Reobtención") and uploads it.
  */
 const REDESCARGA_ESPERAS_MS = [0, 30_000, 120_000, 600_000, 3_600_000, 3_600_000]
-/** Automatic mode does not ask again for a type whose last request failed this recently. */
+/** After a failed automatic request, an hour before the next; doubled per failure in a row, up to a day (enPausa). */
 const AUTOMATICA_ESPERA_MS = 60 * 60_000
+const AUTOMATICA_ESPERA_MAX_MS = 24 * 60 * 60_000
+/** At most one automatic CAF a minute per type (enPausa). */
+const AUTOMATICA_MINIMO_MS = 60_000
 /** No quantity asks for the SII's maximum: the client caps any quantity at MAX_AUTOR. */
 const HASTA_EL_MAXIMO = 1_000_000_000
 export const CANTIDAD_MAXIMA = 100_000
@@ -148,36 +151,76 @@ export function listSolicitudes(
 // ------------------------------------------------------------------------------------------------------ annulment
 
 /**
- * `POST /caf/{id}/anular`: closes the CAF to issuance at once (the reserver hands out none of its folios from now on),
- * then records the annulment of every folio never handed out, which the folios job takes within seconds.
+ * The folios of a CAF an annulment asks the SII to annul now: never used nor annulled, less those still being signed
+ * (they commit, or come back and remain to annul).
  */
-export function anularCaf(deps: Pick<Deps, 'store' | 'vault' | 'clock'>, input: { readonly empresaId: string; readonly cafId: string; readonly motivo: string }): CafSolicitudRecord {
+function rangosAAnular(deps: Pick<Deps, 'store' | 'clock'>, caf: CafRow): Rango[] {
+  const pending = folioReserverOf(deps.store.db).pendingOf(caf.id)
+  return quitarFolios(rangosSinUsar(caf, santiagoDate(deps.clock.now()), huecosDeCaf(deps.store.db, caf)), pending)
+}
+
+/**
+ * `POST /caf/{id}/anular`: closes the CAF to issuance at once (the reserver hands out none of its folios from now on),
+ * then records the annulment of its folios never used, which the folios job takes within seconds. `ya_anulados` is
+ * the way out of a CAF left closed by an annulment whose outcome was unknown, once the person saw at the SII that its
+ * folios are annulled: recorded as the SII's, without asking it again.
+ */
+export function anularCaf(
+  deps: Pick<Deps, 'store' | 'vault' | 'clock'>,
+  input: { readonly empresaId: string; readonly cafId: string; readonly motivo: string; readonly ya_anulados?: boolean },
+): CafSolicitudRecord {
   const caf = findCafById(deps.store.db, input.empresaId, input.cafId)
   if (!caf) throw new TimbreError('NOT_FOUND')
-  if (caf.anulacion_estado === 'anulado') throw noAnulable('ya_anulado', `Los folios ${caf.anulado_desde} a ${caf.anulado_hasta} de este CAF ya se anularon.`)
   const open = findOpenAnulacion(deps.store.db, input.empresaId, caf.id)
   if (open) throw noAnulable('anulacion_en_curso', 'La anulación de este CAF ya está en curso.', { solicitud_id: open.id })
+  const motivo = input.motivo.trim()
+  const nowIso = isoTimestamp(deps.clock.now())
+  if (input.ya_anulados === true) return confirmarAnulados(deps, caf, motivo, nowIso)
   requireCertificate(deps, input.empresaId, 'los folios se anulan')
+  const wasOpen = caf.anulacion_estado === null
   const reserver = folioReserverOf(deps.store.db)
-  const desde = reserver.close(deps.store.db, caf)
-  if (desde > caf.folio_hasta) {
-    if (caf.anulacion_estado === null) reserver.reopen(caf.id)
+  if (wasOpen) reserver.close(deps.store.db, caf)
+  const rangos = rangosAAnular(deps, caf)
+  if (rangos.length === 0) {
+    if (wasOpen) reserver.reopen(caf.id)
+    if (caf.anulacion_estado === 'anulado') throw noAnulable('ya_anulado', 'Los folios sin usar de este CAF ya se anularon.')
     throw noAnulable('sin_folios_libres', 'Todos los folios de este CAF se usaron: no queda ninguno que anular.')
   }
-  const nowIso = isoTimestamp(deps.clock.now())
   try {
     const row = deps.store.db.transaction((tx) => {
-      markCafAnulando(tx, caf.id)
+      if (wasOpen) markCafAnulando(tx, caf.id)
       return insertCafSolicitud(tx, {
         id: Bun.randomUUIDv7(), empresa_id: input.empresaId, operacion: 'anulacion', origen: 'api', tipo_dte: caf.tipo_dte, estado: 'en_curso',
-        caf_id: caf.id, folio_desde: desde, folio_hasta: caf.folio_hasta, motivo_anulacion: input.motivo.trim(), created_at: nowIso, updated_at: nowIso,
+        caf_id: caf.id, folio_desde: rangos[0]!.desde, folio_hasta: rangos.at(-1)!.hasta, motivo_anulacion: motivo,
+        // Only an annulment of a CAF that was open may open it again on a clean refusal: one closed by an earlier
+        // annulment stays closed, its folios possibly annulled already.
+        reabrible: wasOpen, created_at: nowIso, updated_at: nowIso,
       })
     }, { behavior: 'immediate' })
     return toSolicitudRecord(row)
   } catch (err) {
-    if (caf.anulacion_estado === null) reserver.reopen(caf.id)
+    if (wasOpen) reserver.reopen(caf.id)
     throw err
   }
+}
+
+/** `ya_anulados`: only for a CAF closed by an annulment whose outcome was unknown (`en_curso`, none running). */
+function confirmarAnulados(deps: Pick<Deps, 'store' | 'clock'>, caf: CafRow, motivo: string, nowIso: string): CafSolicitudRecord {
+  if (caf.anulacion_estado !== 'en_curso') {
+    throw noAnulable('sin_anulacion_incierta', 'ya_anulados solo confirma un CAF que quedó cerrado tras una anulación de resultado incierto; este no lo está.')
+  }
+  const rangos = rangosAAnular(deps, caf)
+  const now = deps.clock.now()
+  const row = deps.store.db.transaction((tx) => {
+    addFoliosAnulados(tx, caf, { rangos, estado: 'anulado', motivo, atIso: nowIso })
+    const solicitud = insertCafSolicitud(tx, {
+      id: Bun.randomUUIDv7(), empresa_id: caf.empresa_id, operacion: 'anulacion', origen: 'api', tipo_dte: caf.tipo_dte, estado: 'anulado', caf_id: caf.id,
+      folio_desde: rangos[0]?.desde ?? null, folio_hasta: rangos.at(-1)?.hasta ?? null, motivo_anulacion: motivo, created_at: nowIso, updated_at: nowIso,
+    })
+    emitEvent(tx, { empresaId: caf.empresa_id, type: 'caf.anulado', data: { solicitud: toSolicitudRecord(solicitud), caf: toCafRecord(tx, findCafById(tx, caf.empresa_id, caf.id)!, now) }, now })
+    return solicitud
+  }, { behavior: 'immediate' })
+  return toSolicitudRecord(row)
 }
 
 function noAnulable(motivo: string, message: string, extra: Record<string, unknown> = {}): TimbreError {
@@ -223,6 +266,11 @@ export function setFoliosAutomaticos(
 ): FoliosAutomaticosRecord {
   const tipos = [...new Set(input.tipos)].sort((a, b) => a - b)
   if (input.activo && tipos.length === 0) throw validationError([{ field: 'tipos', code: 'TOO_FEW', message: 'Indique al menos un tipo de documento para pedir folios automáticamente.' }])
+  const umbral = input.umbral ?? deps.config.cafLowStock
+  // A CAF of `cantidad` folios must lift the stock over the threshold, or every new one would ask for the next.
+  if (input.activo && input.cantidad <= umbral) {
+    throw validationError([{ field: 'cantidad', code: 'OUT_OF_RANGE', message: `La cantidad por solicitud debe superar el umbral (${umbral} folios), o cada CAF nuevo pediría el siguiente.` }])
+  }
   const row = upsertFoliosAutomaticos(deps.store.db, {
     empresa_id: input.empresaId, activo: input.activo, tipos, cantidad: input.cantidad, umbral: input.umbral ?? null,
     dias_antes_de_vencer: input.dias_antes_de_vencer ?? DIAS_ANTES_DE_VENCER, updated_at: isoTimestamp(deps.clock.now()),
@@ -231,15 +279,35 @@ export function setFoliosAutomaticos(
 }
 
 /**
+ * Whether automatic mode holds back a type, from its latest requests (newest first):
+ * - the last one was granted and never downloaded: a new grant would leave another range to annul; it waits for a
+ *   person (a request that succeeds, or the setting saved again);
+ * - failures in a row wait 1 h, 2 h, 4 h … up to a day after the last (a company blocked by the SII is not asked again
+ *   every pass); saving the setting again ends the wait;
+ * - a CAF it obtained in the last minute: when the SII's maximum is below the threshold each grant stays under it, and
+ *   this bounds the grants to one a minute until the stock passes the threshold.
+ */
+export function enPausa(recientes: readonly CafSolicitudRow[], setting: Pick<FoliosAutomaticosRow, 'updated_at'>, now: Date): boolean {
+  const last = recientes[0]
+  if (!last) return false
+  const ms = now.getTime() - Date.parse(last.updated_at)
+  if (last.estado === 'descargado') return last.origen === 'automatica' && ms < AUTOMATICA_MINIMO_MS
+  if (last.estado !== 'fallido' || setting.updated_at > last.updated_at) return false
+  if (last.folio_desde !== null) return true
+  const seguidas = recientes.findIndex((r) => r.estado !== 'fallido')
+  const n = seguidas === -1 ? recientes.length : seguidas
+  return ms < Math.min(AUTOMATICA_ESPERA_MAX_MS, AUTOMATICA_ESPERA_MS * 2 ** (n - 1))
+}
+
+/**
  * Automatic mode's pass: a request for each configured type whose folios that still serve `dias_antes_de_vencer` days
- * from now are at or below the threshold (domain/folios foliosUtiles), unless one is open or the last failed within
- * the hour. Returns how many it asked for.
+ * from now are at or below the threshold (domain/folios foliosUtiles), unless one is open or automatic mode is
+ * holding the type back (enPausa). Returns how many it asked for.
  */
 export function pedirFoliosAutomaticos(deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log'>): number {
   const now = deps.clock.now()
   const nowIso = isoTimestamp(now)
   const today = santiagoDate(now)
-  const waitedSince = isoTimestamp(new Date(now.getTime() - AUTOMATICA_ESPERA_MS))
   let asked = 0
   for (const setting of listActiveFoliosAutomaticos(deps.store.db)) {
     // Without a certificate no session opens: nothing is asked (the console says why).
@@ -247,8 +315,8 @@ export function pedirFoliosAutomaticos(deps: Pick<Deps, 'store' | 'clock' | 'con
     const umbral = setting.umbral ?? deps.config.cafLowStock
     for (const tipo of setting.tipos) {
       if (findOpenCafSolicitud(deps.store.db, setting.empresa_id, tipo)) continue
-      const last = latestCafSolicitud(deps.store.db, setting.empresa_id, tipo)
-      if (last?.estado === 'fallido' && last.updated_at > waitedSince) continue
+      const recientes = listCafSolicitudes(deps.store.db, setting.empresa_id, { tipoDte: tipo, afterId: null, limit: 16 }).filter((r) => r.operacion === 'solicitud')
+      if (enPausa(recientes, setting, now)) continue
       const utiles = foliosUtiles(listActiveCafsOfTipo(deps.store.db, setting.empresa_id, tipo, today), today, setting.dias_antes_de_vencer)
       if (utiles > umbral) continue
       try {
@@ -287,11 +355,26 @@ async function runSolicitud(deps: FoliosDeps, row: CafSolicitudRow, lease: Solic
     if (row.operacion === 'anulacion') await runAnulacion(deps, row, lease)
     else await runPedido(deps, row, lease)
   } catch (err) {
-    // A bug or the store, not the SII: logged, and the request is tried again in a minute (a grant is still never
-    // asked twice: `otorgando_at` was written before it).
+    // A bug, a worker or the store, not the SII: logged and counted like a failed attempt, so it ends `fallido` (with
+    // its webhook) rather than looping. A grant is still never asked twice: `otorgando_at` was written before it, and a
+    // request with a range only re-downloads.
     deps.log.error('caf.solicitud.error', { solicitud_id: row.id, empresa_id: row.empresa_id, error: String(err), stack: (err as Error)?.stack })
+    const fresh = findCafSolicitud(deps.store.db, row.empresa_id, row.id) ?? row
+    const falla: Falla = { motivo: 'error_interno', mensaje: 'Timbre falló al procesar la solicitud (error interno, registrado en su log).', etapa: 'interna' }
+    const rango = fresh.operacion === 'solicitud' ? rangoDe(fresh) : null
+    if (rango) return retryOrFail(deps, fresh, lease, { ...falla, otorgado: rango })
+    if (fresh.intentos + 1 > REDESCARGA_ESPERAS_MS.length) return fail(deps, { ...fresh, intentos: fresh.intentos + 1 }, lease, falla)
     const now = deps.clock.now()
-    updateLeasedCafSolicitud(deps.store.db, row.id, lease, { lease_until: null, proximo_intento_at: isoTimestamp(new Date(now.getTime() + 60_000)), updated_at: isoTimestamp(now) })
+    updateLeasedCafSolicitud(deps.store.db, row.id, lease, {
+      intentos: fresh.intentos + 1, lease_until: null, proximo_intento_at: isoTimestamp(new Date(now.getTime() + 60_000)), updated_at: isoTimestamp(now),
+    })
+  }
+}
+
+/** The SII proposed a range that overlaps a CAF the company holds: refused before the grant, nothing asked. */
+class RangoEnConflicto extends Error {
+  constructor(readonly caf: CafRow, readonly rango: RangoOtorgado) {
+    super(`proposed range ${rango.folioDesde}-${rango.folioHasta} overlaps CAF ${caf.id}`)
   }
 }
 
@@ -323,20 +406,32 @@ async function runPedido(deps: FoliosDeps, row: CafSolicitudRow, lease: Solicitu
     return fail(deps, row, lease, { ...SIN_CERTIFICADO, etapa: 'ingreso' })
   }
   const company = companyOf(empresa)
-  const outcome = rango
-    ? await deps.foliosPortal.redescargarCaf(company, creds, rango)
-    : await deps.foliosPortal.solicitarCaf(company, creds, {
-        tipo: row.tipo_dte,
-        cantidad: row.cantidad_pedida ?? HASTA_EL_MAXIMO,
-        antesDelOtorgamiento: (propuesto) => {
-          const written = updateLeasedCafSolicitud(deps.store.db, row.id, lease, {
-            folio_desde: propuesto.folioDesde, folio_hasta: propuesto.folioHasta, fecha_otorgamiento: propuesto.fecha,
-            otorgando_at: isoTimestamp(deps.clock.now()), updated_at: isoTimestamp(deps.clock.now()),
-          })
-          // Not recorded, not asked: the grant happens only once the range is on disk.
-          if (!written) throw new Error(`CAF request ${row.id}: lease lost before the grant`)
-        },
-      })
+  let outcome: Awaited<ReturnType<FoliosPortalClient['solicitarCaf']>> | Awaited<ReturnType<FoliosPortalClient['redescargarCaf']>>
+  try {
+    outcome = rango
+      ? await deps.foliosPortal.redescargarCaf(company, creds, rango)
+      : await deps.foliosPortal.solicitarCaf(company, creds, {
+          tipo: row.tipo_dte,
+          cantidad: row.cantidad_pedida ?? HASTA_EL_MAXIMO,
+          folioInicialMinimo: lastFolioHasta(deps.store.db, row.empresa_id, row.tipo_dte) + 1,
+          antesDelOtorgamiento: (propuesto) => {
+            const overlap = findOverlappingCaf(deps.store.db, row.empresa_id, row.tipo_dte, propuesto.folioDesde, propuesto.folioHasta)
+            if (overlap) throw new RangoEnConflicto(overlap, propuesto)
+            const written = updateLeasedCafSolicitud(deps.store.db, row.id, lease, {
+              folio_desde: propuesto.folioDesde, folio_hasta: propuesto.folioHasta, fecha_otorgamiento: propuesto.fecha,
+              otorgando_at: isoTimestamp(deps.clock.now()), updated_at: isoTimestamp(deps.clock.now()),
+            })
+            // Not recorded, not asked: the grant happens only once the range is on disk.
+            if (!written) throw new Error(`CAF request ${row.id}: lease lost before the grant`)
+          },
+        })
+  } catch (err) {
+    if (!(err instanceof RangoEnConflicto)) throw err
+    return fail(deps, row, lease, {
+      motivo: 'respuesta_invalida', etapa: 'otorgamiento',
+      mensaje: `El SII propuso los folios ${err.rango.folioDesde} a ${err.rango.folioHasta}, que se superponen con el CAF ${err.caf.id} (folios ${err.caf.folio_desde} a ${err.caf.folio_hasta}) ya registrado: no se pidió el otorgamiento. Revise en el sitio del SII qué folios tiene autorizados la empresa.`,
+    })
+  }
   if (outcome.kind === 'failed') {
     const otorgado = outcome.otorgado ?? rango ?? undefined
     if (otorgado) return retryOrFail(deps, row, lease, { ...outcome, otorgado })
@@ -354,14 +449,20 @@ async function runPedido(deps: FoliosDeps, row: CafSolicitudRow, lease: Solicitu
   }
   const now = deps.clock.now()
   const nowIso = isoTimestamp(now)
+  let conflicto: CafRow | undefined
   const stored = deps.store.db.transaction((tx) => {
     let caf: CafRow
     try {
       caf = storeCheckedCaf(tx, deps, checked, now)
     } catch (err) {
-      // The same range uploaded by hand meanwhile (POST /caf): that CAF is this request's.
-      const existing = err instanceof TimbreError && err.code === 'CAF_RANGE_EXISTS' ? findCafById(tx, row.empresa_id, String(err.extra.context?.['caf_id'])) : undefined
-      if (!existing || existing.folio_desde !== granted.folioDesde || existing.folio_hasta !== granted.folioHasta) throw err
+      if (!(err instanceof TimbreError) || err.code !== 'CAF_RANGE_EXISTS') throw err
+      const existing = findCafById(tx, row.empresa_id, String(err.extra.context?.['caf_id']))!
+      // The same range uploaded by hand meanwhile (POST /caf): that CAF is this request's. Another overlapping one is a
+      // conflict no re-download mends.
+      if (existing.folio_desde !== granted.folioDesde || existing.folio_hasta !== granted.folioHasta) {
+        conflicto = existing
+        return null
+      }
       caf = existing
     }
     const done = updateLeasedCafSolicitud(tx, row.id, lease, {
@@ -370,13 +471,25 @@ async function runPedido(deps: FoliosDeps, row: CafSolicitudRow, lease: Solicitu
     })
     if (!done) return null
     const solicitud = findCafSolicitud(tx, row.empresa_id, row.id)!
-    emitEvent(tx, { empresaId: row.empresa_id, type: 'caf.obtenido', data: { solicitud: toSolicitudRecord(solicitud), caf: toCafRecord(caf, now) }, now })
+    emitEvent(tx, { empresaId: row.empresa_id, type: 'caf.obtenido', data: { solicitud: toSolicitudRecord(solicitud), caf: toCafRecord(tx, caf, now) }, now })
     return caf
   }, { behavior: 'immediate' })
+  if (conflicto) {
+    return fail(deps, { ...row, ...figures } as CafSolicitudRow, lease, {
+      motivo: 'respuesta_invalida', etapa: 'descarga', otorgado: granted,
+      mensaje: `El SII otorgó los folios ${granted.folioDesde} a ${granted.folioHasta}, que se superponen con el CAF ${conflicto.id} (folios ${conflicto.folio_desde} a ${conflicto.folio_hasta}) ya registrado: el CAF descargado no se registró. Revise en el sitio del SII los folios autorizados a la empresa.`,
+    })
+  }
   if (stored) deps.log.info('caf.solicitud.descargado', { solicitud_id: row.id, empresa_id: row.empresa_id, tipo_dte: row.tipo_dte, caf_id: stored.id, folio_desde: stored.folio_desde, folio_hasta: stored.folio_hasta })
 }
 
-type Falla = Pick<FoliosFalla, 'motivo' | 'mensaje' | 'etapa' | 'otorgado'>
+/** A failure as recorded: the client's (motivo, etapa of sii/portal/folios.ts) or Timbre's own (`error_interno`). */
+interface Falla {
+  readonly motivo: string
+  readonly mensaje: string
+  readonly etapa: string
+  readonly otorgado?: RangoOtorgado
+}
 
 /** A failure with nothing granted: the request ends `fallido`, and its webhook says why. */
 function fail(deps: FoliosDeps, row: CafSolicitudRow, lease: SolicitudLease, falla: Falla, also: (tx: Db) => void = () => {}): void {
@@ -384,7 +497,7 @@ function fail(deps: FoliosDeps, row: CafSolicitudRow, lease: SolicitudLease, fal
   const nowIso = isoTimestamp(now)
   deps.store.db.transaction((tx) => {
     const done = updateLeasedCafSolicitud(tx, row.id, lease, {
-      estado: 'fallido', falla_motivo: falla.motivo, falla_mensaje: falla.mensaje, falla_etapa: falla.etapa, proximo_intento_at: null, lease_until: null, updated_at: nowIso,
+      estado: 'fallido', falla_motivo: falla.motivo, falla_mensaje: falla.mensaje, falla_etapa: falla.etapa, intentos: row.intentos, proximo_intento_at: null, lease_until: null, updated_at: nowIso,
       ...(falla.otorgado ? { folio_desde: falla.otorgado.folioDesde, folio_hasta: falla.otorgado.folioHasta, fecha_otorgamiento: falla.otorgado.fecha } : {}),
     })
     if (!done) return
@@ -413,35 +526,65 @@ function retryOrFail(deps: FoliosDeps, row: CafSolicitudRow, lease: SolicitudLea
   deps.log.warn('caf.solicitud.redescarga_pendiente', { solicitud_id: row.id, empresa_id: row.empresa_id, tipo_dte: row.tipo_dte, motivo: falla.motivo, etapa: falla.etapa, intentos, folio_desde: falla.otorgado.folioDesde, folio_hasta: falla.otorgado.folioHasta })
 }
 
+/** Refusals the SII's pages name: the folios were not annulled. Anything else at the annulment's POST may have been. */
+const RECHAZOS: ReadonlySet<string> = new Set(['no_autorizado', 'f29_pendiente', 'excede_maximo', 'sii_rechazo'])
+
+/**
+ * Annuls the CAF's folios never used, one range per SII request (a tail, and any holes of a crash), recording each the
+ * SII confirms at once. On failure the CAF opens again only when nothing reached the SII, the annulment was asked of an
+ * open CAF and no earlier attempt of it may have acted; otherwise it stays closed, annulled folios and all.
+ */
 async function runAnulacion(deps: FoliosDeps, row: CafSolicitudRow, lease: SolicitudLease): Promise<void> {
   const empresa = empresaOf(deps, row)
   const cafId = row.caf_id!
-  // An earlier attempt that never recorded its outcome may have reached the SII: a failure now leaves the CAF closed.
+  const motivo = row.motivo_anulacion!
+  // An earlier attempt that never recorded its outcome may have reached the SII.
   const attemptedBefore = row.lease_owner !== null
   const creds = siiCredentials(deps, { empresaId: row.empresa_id, now: deps.clock.now() })
-  const outcome = creds === null
-    ? { kind: 'failed' as const, ...SIN_CERTIFICADO, etapa: 'ingreso' as const }
-    : await deps.foliosPortal.anularFolios(companyOf(empresa), creds, { tipo: row.tipo_dte, folioDesde: row.folio_desde!, folioHasta: row.folio_hasta!, motivo: row.motivo_anulacion! })
+  const rangos = rangosAAnular(deps, findCafById(deps.store.db, row.empresa_id, cafId)!)
+  const annulled: Rango[] = []
+  let failure: FoliosFalla | null = creds === null ? { kind: 'failed', ...SIN_CERTIFICADO, etapa: 'ingreso' } : null
+  for (const rango of rangos) {
+    if (creds === null) break
+    const outcome = await deps.foliosPortal.anularFolios(companyOf(empresa), creds, { tipo: row.tipo_dte, folioDesde: rango.desde, folioHasta: rango.hasta, motivo })
+    if (outcome.kind === 'failed') {
+      failure = outcome
+      break
+    }
+    annulled.push({ desde: outcome.folioDesde, hasta: outcome.folioHasta })
+    // Recorded as soon as the SII confirms it: a later failure or a crash does not forget it.
+    const nowIso = isoTimestamp(deps.clock.now())
+    deps.store.db.transaction((tx) => {
+      const caf = findCafById(tx, row.empresa_id, cafId)!
+      addFoliosAnulados(tx, caf, { rangos: [annulled.at(-1)!], estado: 'en_curso', motivo, atIso: nowIso })
+      updateLeasedCafSolicitud(tx, row.id, lease, { updated_at: nowIso })
+    }, { behavior: 'immediate' })
+  }
   const now = deps.clock.now()
-  if (outcome.kind === 'failed') {
-    // Refused or never reached: the CAF serves again. An answer lost after the POST: the SII may have annulled them.
-    const uncertain = attemptedBefore || (outcome.etapa === 'anulacion' && outcome.motivo === 'sin_conexion')
-    const mensaje = uncertain ? `${outcome.mensaje} Puede que el SII sí los haya anulado: el CAF queda cerrado; revise los folios en el sitio del SII y vuelva a pedir la anulación si no lo están.` : outcome.mensaje
-    fail(deps, row, lease, { ...outcome, mensaje }, (tx) => {
-      if (!uncertain) reopenCaf(tx, cafId)
-    })
-    if (!uncertain) folioReserverOf(deps.store.db).reopen(cafId)
+  const nowIso = isoTimestamp(now)
+  if (failure === null) {
+    deps.store.db.transaction((tx) => {
+      const done = updateLeasedCafSolicitud(tx, row.id, lease, {
+        estado: 'anulado', falla_motivo: null, falla_mensaje: null, falla_etapa: null, lease_until: null, updated_at: nowIso,
+        ...(annulled.length > 0 ? { folio_desde: annulled[0]!.desde, folio_hasta: annulled.at(-1)!.hasta } : {}),
+      })
+      if (!done) return
+      addFoliosAnulados(tx, findCafById(tx, row.empresa_id, cafId)!, { rangos: [], estado: 'anulado', motivo, atIso: nowIso })
+      const caf = findCafById(tx, row.empresa_id, cafId)!
+      emitEvent(tx, { empresaId: row.empresa_id, type: 'caf.anulado', data: { solicitud: toSolicitudRecord(findCafSolicitud(tx, row.empresa_id, row.id)!), caf: toCafRecord(tx, caf, now) }, now })
+    }, { behavior: 'immediate' })
+    deps.log.info('caf.anulado', { solicitud_id: row.id, empresa_id: row.empresa_id, caf_id: cafId, rangos: annulled })
     return
   }
-  const nowIso = isoTimestamp(now)
-  deps.store.db.transaction((tx) => {
-    const done = updateLeasedCafSolicitud(tx, row.id, lease, {
-      estado: 'anulado', falla_motivo: null, falla_mensaje: null, falla_etapa: null, lease_until: null, updated_at: nowIso,
-    })
-    if (!done) return
-    markCafAnulado(tx, cafId, { desde: outcome.folioDesde, hasta: outcome.folioHasta, motivo: row.motivo_anulacion!, atIso: nowIso })
-    const caf = findCafById(tx, row.empresa_id, cafId)!
-    emitEvent(tx, { empresaId: row.empresa_id, type: 'caf.anulado', data: { solicitud: toSolicitudRecord(findCafSolicitud(tx, row.empresa_id, row.id)!), caf: toCafRecord(caf, now) }, now })
-  }, { behavior: 'immediate' })
-  deps.log.info('caf.anulado', { solicitud_id: row.id, empresa_id: row.empresa_id, caf_id: cafId, folio_desde: outcome.folioDesde, folio_hasta: outcome.folioHasta })
+  const refused = failure.etapa !== 'anulacion' || RECHAZOS.has(failure.motivo)
+  const reopen = refused && annulled.length === 0 && row.reabrible && !attemptedBefore
+  const mensaje = refused
+    ? failure.mensaje
+    : `${failure.mensaje} Puede que el SII sí los haya anulado: el CAF queda cerrado. Revise sus folios en el sitio del SII; si están anulados, confírmelo con POST /caf/${cafId}/anular {"ya_anulados": true}, y si no, pida la anulación otra vez.`
+  fail(deps, row, lease, { ...failure, mensaje }, (tx) => {
+    if (reopen) reopenCaf(tx, cafId)
+    // Some ranges annulled: the CAF is annulled for them, and what is left shows por_anular, to be asked again.
+    else if (annulled.length > 0) addFoliosAnulados(tx, findCafById(tx, row.empresa_id, cafId)!, { rangos: [], estado: 'anulado', motivo, atIso: nowIso })
+  })
+  if (reopen) folioReserverOf(deps.store.db).reopen(cafId)
 }

@@ -1,13 +1,13 @@
 // CAF registration and queries (spec 4.2, DESIGN §8): every check of the file, the company and the range, the folio
 // key sealed at rest.
 import { isoTimestamp, santiagoDate } from '../clock'
-import { findCafById, findOverlappingCaf, insertCaf, listCafs as listRows } from '../db/caf-store'
+import { findCafById, findOverlappingCaf, huecosDeCaf, insertCaf, listCafs as listRows } from '../db/caf-store'
 import { findEmpresaById } from '../db/empresa-store'
 import { setCafAlertArmed } from '../db/webhook-store'
 import type { Db } from '../db/open'
 import type { CafRow } from '../db/schema'
 import { isTipoDte } from '../domain/emision'
-import { cafVenceEl, foliosDisponibles, isCafActive, tramosDeCaf, type EstadoTramo } from '../domain/folios'
+import { cafVenceEl, foliosDisponibles, isCafActive, tramosDeCaf, type Rango, type Tramo } from '../domain/folios'
 import { TimbreError } from '../errors'
 import { IDK_AMBIENTE } from '../xml/authority-keys'
 import type { TaskOutput } from '../workers/tasks'
@@ -26,19 +26,22 @@ export interface CafRecord {
   readonly created_at: string
   /** Last day its folios serve (FA + 180 days for 33, 43, 46, 56 and 61), or null. */
   readonly vence_el: string | null
-  /** The annulment of its unused folios at the SII (DESIGN §17), or null. */
+  /** The annulment of its unused folios at the SII (DESIGN §17), or null while it has none. */
   readonly anulacion: {
+    /** en_curso: closed to issuance while the SII is asked, or after an attempt whose outcome is unknown. */
     readonly estado: 'en_curso' | 'anulado'
-    readonly folio_desde: number | null
-    readonly folio_hasta: number | null
+    /** The ranges the SII annulled. */
+    readonly rangos: Rango[]
     readonly motivo: string | null
     readonly anulado_at: string | null
   } | null
-  /** The folio gap report: the range in stretches (usado, disponible, por_anular, en_anulacion, anulado, sin_usar). */
-  readonly tramos: Array<{ readonly desde: number; readonly hasta: number; readonly estado: EstadoTramo }>
+  /** The folio gap report: the range in stretches (usado, disponible, por_anular, en_anulacion, anulado). */
+  readonly tramos: Tramo[]
 }
 
-export function toCafRecord(row: CafRow, now: Date): CafRecord {
+/** The record of a CAF; `db` reads the folios below its next one that have no document (the gap report's holes). */
+export function toCafRecord(db: Db, row: CafRow, now: Date): CafRecord {
+  const today = santiagoDate(now)
   return {
     id: row.id,
     tipo_dte: row.tipo_dte,
@@ -47,14 +50,19 @@ export function toCafRecord(row: CafRow, now: Date): CafRecord {
     folios_disponibles: foliosDisponibles(row),
     ambiente: row.ambiente,
     fecha_autorizacion: row.fecha_autorizacion,
-    is_active: isCafActive(row, santiagoDate(now)),
+    is_active: isCafActive(row, today),
     created_at: row.created_at,
     vence_el: row.vence_el,
-    anulacion: row.anulacion_estado === null ? null : {
-      estado: row.anulacion_estado, folio_desde: row.anulado_desde, folio_hasta: row.anulado_hasta, motivo: row.anulacion_motivo, anulado_at: row.anulado_at,
-    },
-    tramos: tramosDeCaf(row, santiagoDate(now)),
+    anulacion: row.anulacion_estado === null
+      ? null
+      : { estado: row.anulacion_estado, rangos: row.folios_anulados ?? [], motivo: row.anulacion_motivo, anulado_at: row.anulado_at },
+    tramos: tramosDeCaf(row, today, huecosDeCaf(db, row)),
   }
+}
+
+/** Expired or annulled with folios never used nor annulled (FAQ 6970): the housekeeping list (DESIGN §17). */
+export function isPorAnular(record: CafRecord): boolean {
+  return record.tramos.some((t) => t.estado === 'por_anular')
 }
 
 function invalidCaf(message: string): TimbreError {
@@ -126,13 +134,13 @@ export async function registerCaf(deps: Pick<Deps, 'store' | 'vault' | 'config' 
   const checked = await checkCaf(deps, input)
   const now = deps.clock.now()
   const row = deps.store.db.transaction((tx) => storeCheckedCaf(tx, deps, checked, now), { behavior: 'immediate' })
-  return toCafRecord(row, now)
+  return toCafRecord(deps.store.db, row, now)
 }
 
 export function getCaf(deps: Pick<Deps, 'store' | 'clock'>, input: { empresaId: string; id: string }): CafRecord {
   const row = findCafById(deps.store.db, input.empresaId, input.id)
   if (!row) throw new TimbreError('NOT_FOUND')
-  return toCafRecord(row, deps.clock.now())
+  return toCafRecord(deps.store.db, row, deps.clock.now())
 }
 
 /** `GET /caf` (DESIGN §8, §17): `tipo_dte`, `is_active` and `por_anular` as they come in the query; an unknown type is VALIDATION_ERROR. */
@@ -145,7 +153,15 @@ export function listCafs(
   if (tipoDte !== undefined && !isTipoDte(tipoDte))
     throw new TimbreError('VALIDATION_ERROR', { details: [{ field: 'tipo_dte', code: 'INVALID_VALUE', message: 'Tipo de DTE desconocido.' }] })
   const isActive = query.is_active === undefined ? undefined : query.is_active === 'true'
-  // The housekeeping list (DESIGN §17): expired CAFs whose unused folios must be annulled at the SII (FAQ 6970).
-  const porAnular = query.por_anular === undefined ? undefined : query.por_anular === 'true'
-  return listRows(deps.store.db, query.empresaId, { tipoDte, isActive, porAnular, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) }).map((r) => toCafRecord(r, now))
+  if (query.por_anular === undefined) {
+    return listRows(deps.store.db, query.empresaId, { tipoDte, isActive, afterId: query.afterId, limit: query.limit, today: santiagoDate(now) })
+      .map((r) => toCafRecord(deps.store.db, r, now))
+  }
+  // The housekeeping list (DESIGN §17): whether folios remain to annul depends on the documents stored (the gap
+  // report), so the filter runs over the company's CAFs here; a company has a few hundred at most.
+  const porAnular = query.por_anular === 'true'
+  return listRows(deps.store.db, query.empresaId, { tipoDte, isActive, afterId: query.afterId, limit: null, today: santiagoDate(now) })
+    .map((r) => toCafRecord(deps.store.db, r, now))
+    .filter((c) => isPorAnular(c) === porAnular)
+    .slice(0, query.limit)
 }

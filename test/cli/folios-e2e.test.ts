@@ -243,7 +243,7 @@ describe('timbre caf from the binary against the simulated SII', () => {
     const anulado = cafOk('anular', '--empresa', c.rut, '--caf', got.id, '--motivo', 'Folios vencidos sin usar')
     expect(anulado.solicitud).toMatchObject({ operacion: 'anulacion', estado: 'anulado', caf_id: got.id, folio_desde: got.folio_desde + 1, folio_hasta: got.folio_hasta })
     const shown = (await call(c, 'GET', `/caf/${got.id}`)).json
-    expect(shown.anulacion).toMatchObject({ estado: 'anulado', folio_desde: got.folio_desde + 1, folio_hasta: got.folio_hasta, motivo: 'Folios vencidos sin usar' })
+    expect(shown.anulacion).toMatchObject({ estado: 'anulado', rangos: [{ desde: got.folio_desde + 1, hasta: got.folio_hasta }], motivo: 'Folios vencidos sin usar' })
     expect(shown.tramos.at(-1)).toEqual({ desde: got.folio_desde + 1, hasta: got.folio_hasta, estado: 'anulado' })
     expect(shown.folios_disponibles).toBe(0)
     // At the SII, the 19 annulled folios are no longer available.

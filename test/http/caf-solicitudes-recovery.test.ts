@@ -10,7 +10,7 @@ import type { FoliosPortalClient } from '../../src/sii/portal/folios'
 import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
 import { SimulatorStore } from '../../src/sii/simulator/store'
 import { testClock } from '../support/clock'
-import { facturaSimple, issue, uploadCertificate } from '../support/issuance'
+import { facturaSimple, issue, uploadCaf, uploadCertificate } from '../support/issuance'
 import { API } from '../support/received'
 import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
 
@@ -48,13 +48,15 @@ function diedHolding(id: string): void {
 
 test('killed after the grant was POSTed: the next process re-downloads the recorded range, one grant', async () => {
   const asked = (await post('/caf/solicitar', { tipo_dte: 33, cantidad: 20 })).json
-  // The SII grants and the file arrives, but the process dies before recording it.
-  await runFoliosPass(withPortal({
+  // The SII grants and the file arrives, but the process dies before recording it: this run never returns, and its
+  // process's lease is left behind.
+  void runFoliosPass(withPortal({
     solicitarCaf: async (...args) => {
       await real().solicitarCaf(...args)
-      throw new Error('killed')
+      return new Promise(() => {})
     },
   }))
+  for (let i = 0; i < 200 && grants() === 0; i++) await Bun.sleep(10)
   diedHolding(asked.id)
   const left = await get(`/caf/solicitudes/${asked.id}`)
   expect(left).toMatchObject({ estado: 'en_curso', folio_desde: 1, folio_hasta: 20, caf_id: null })
@@ -148,4 +150,86 @@ test('an annulment refused before reaching the SII opens the CAF again; one whos
   await runFoliosPass(s.server.deps)
   expect(await get(`/caf/solicitudes/${third.id}`)).toMatchObject({ estado: 'anulado' })
   expect((await get(`/caf/${caf.id}`)).tramos).toEqual([{ desde: 1, hasta: 1, estado: 'usado' }, { desde: 2, hasta: 20, estado: 'anulado' }])
+})
+
+test('an annulment whose answer was lost, asked again and refused (already annulled), keeps the CAF closed; ya_anulados confirms it', async () => {
+  const got = (await post('/caf/solicitar', { tipo_dte: 39, cantidad: 30 })).json
+  await runFoliosPass(s.server.deps)
+  const cafId = (await get(`/caf/solicitudes/${got.id}`)).caf_id
+  const disponibles = simStore.folios.disponibles(t.empresa.rut, 39)
+
+  // The SII annuls them, and the answer is lost on the way back.
+  const first = (await post(`/caf/${cafId}/anular`, { motivo: 'Cierre de la sucursal' })).json
+  await runFoliosPass(withPortal({
+    anularFolios: async (...args) => {
+      await real().anularFolios(...args)
+      return { kind: 'failed', motivo: 'sin_conexion', mensaje: 'No hubo respuesta del SII.', etapa: 'anulacion' }
+    },
+  }))
+  expect(simStore.folios.disponibles(t.empresa.rut, 39)).toBe(disponibles - 30)
+  expect((await get(`/caf/solicitudes/${first.id}`)).estado).toBe('fallido')
+  expect((await get(`/caf/${cafId}`)).anulacion).toMatchObject({ estado: 'en_curso', rangos: [] })
+
+  // Asked again, the SII refuses: they are annulled already. The CAF stays closed: no folio of it is handed out.
+  const second = (await post(`/caf/${cafId}/anular`, { motivo: 'Cierre de la sucursal' })).json
+  await runFoliosPass(s.server.deps)
+  const refused = await get(`/caf/solicitudes/${second.id}`)
+  expect(refused.estado).toBe('fallido')
+  expect(await get(`/caf/${cafId}`)).toMatchObject({ anulacion: { estado: 'en_curso' }, folios_disponibles: 0, is_active: false })
+  const boleta = { tipo_dte: 39, receptor: { rut: '66666666-6', razon_social: 'Consumidor final' }, auto_send: false, detalle: [{ nombre: 'Pan', cantidad: 1, precio: 990 }] }
+  expect((await issue(s, t, boleta)).json.code).toBe('NO_FOLIOS_AVAILABLE')
+
+  // The person sees them annulled at the SII and says so: recorded without asking the SII again.
+  const confirmed = await post(`/caf/${cafId}/anular`, { motivo: 'Anulados en el SII', ya_anulados: true })
+  expect(confirmed.status).toBe(202)
+  expect(confirmed.json).toMatchObject({ operacion: 'anulacion', estado: 'anulado', folio_desde: 1, folio_hasta: 30 })
+  expect(await get(`/caf/${cafId}`)).toMatchObject({ anulacion: { estado: 'anulado', rangos: [{ desde: 1, hasta: 30 }] }, tramos: [{ desde: 1, hasta: 30, estado: 'anulado' }] })
+  const again = await post(`/caf/${cafId}/anular`, { motivo: 'x', ya_anulados: true })
+  expect(again.json).toMatchObject({ code: 'CAF_NO_ANULABLE', context: { motivo: 'sin_anulacion_incierta' } })
+})
+
+test('the first timbraje starts after the folios the company already holds; a proposal over a CAF it holds is refused before the grant', async () => {
+  const other = await s.tenant(testRut(), 'Comercial Los Andes Ltda.')
+  await uploadCertificate(s, other)
+  const auth = { headers: { 'X-Api-Key': other.writeKey } }
+  // CAFs obtained elsewhere, 1–100: the SII's first timbraje proposes folio 1, Timbre confirms 101.
+  await uploadCaf(s, other, 46, 1, 100)
+  const first = (await s.request('POST', `${API}/caf/solicitar`, { ...auth, body: { tipo_dte: 46, cantidad: 10 } })).json
+  await runFoliosPass(s.server.deps)
+  expect((await s.request('GET', `${API}/caf/solicitudes/${first.id}`, auth)).json).toMatchObject({ estado: 'descargado', folio_desde: 101, folio_hasta: 110 })
+
+  // 111–150 uploaded by hand: the SII (unaware) proposes 111–120 next, which Timbre refuses before it is granted.
+  const before = simStore.folios.cuentaOtorgamientos(other.empresa.rut)
+  await uploadCaf(s, other, 46, 111, 150)
+  const second = (await s.request('POST', `${API}/caf/solicitar`, { ...auth, body: { tipo_dte: 46, cantidad: 10 } })).json
+  await runFoliosPass(s.server.deps)
+  const refused = (await s.request('GET', `${API}/caf/solicitudes/${second.id}`, auth)).json
+  expect(refused).toMatchObject({ estado: 'fallido', folio_desde: null, falla: { motivo: 'respuesta_invalida', etapa: 'otorgamiento' } })
+  expect(refused.falla.mensaje).toContain('111 a 150')
+  expect(simStore.folios.cuentaOtorgamientos(other.empresa.rut)).toBe(before)
+})
+
+test('an internal error is counted like a failed attempt and ends fallido with its webhook, never a loop', async () => {
+  const asked = (await post('/caf/solicitar', { tipo_dte: 110, cantidad: 5 })).json
+  const broken = withPortal({ solicitarCaf: async () => { throw new Error('worker lost') } })
+  for (let i = 0; i < 7; i++) {
+    await runFoliosPass(broken)
+    clock.advance(61_000)
+  }
+  const row = await get(`/caf/solicitudes/${asked.id}`)
+  expect(row).toMatchObject({ estado: 'fallido', intentos: 7, falla: { motivo: 'error_interno' } })
+  const fallidas = (s.server.deps.store.sqlite.query("SELECT body FROM events WHERE empresa_id = ? AND type = 'caf.solicitud_fallida'").all(t.empresa.id) as Array<{ body: string }>)
+    .map((e) => JSON.parse(e.body).data.solicitud.id)
+  expect(fallidas).toContain(asked.id)
+  // The type is free again.
+  expect((await post('/caf/solicitar', { tipo_dte: 110, cantidad: 5 })).status).toBe(202)
+})
+
+test('GET /caf?por_anular=false lists every CAF that has nothing to annul, those of types that never expire included', async () => {
+  const all = (await get('/caf?limit=100')).data as Array<{ id: string; tipo_dte: number; tramos: Array<{ estado: string }> }>
+  const pending = (await get('/caf?por_anular=true&limit=100')).data as Array<{ id: string }>
+  const rest = (await get('/caf?por_anular=false&limit=100')).data as Array<{ id: string; tipo_dte: number }>
+  expect(rest.map((c) => c.id).sort()).toEqual(all.filter((c) => !c.tramos.some((x) => x.estado === 'por_anular')).map((c) => c.id).sort())
+  expect(pending.length + rest.length).toBe(all.length)
+  expect(rest.some((c) => c.tipo_dte === 52)).toBe(true)
 })

@@ -160,6 +160,11 @@ test('automatic mode asks for the next CAF when the free folios fall to the thre
   const bad = await s.request('PUT', `${API}/empresa/folios-automaticos`, { headers: { 'X-Api-Key': t.writeKey }, body: { activo: true, tipos: [], cantidad: 10 } })
   expect(bad.status).toBe(400)
   expect(bad.json.details[0].field).toBe('tipos')
+  // A CAF must lift the stock over the threshold, or each new one would ask for the next.
+  const loop = await s.request('PUT', `${API}/empresa/folios-automaticos`, { headers: { 'X-Api-Key': t.writeKey }, body: { activo: true, tipos: [39], cantidad: 5, umbral: 5 } })
+  expect(loop.status).toBe(400)
+  expect(loop.json.details[0].field).toBe('cantidad')
+  expect((await get('/empresa/folios-automaticos')).json.activo).toBe(false)
 
   // Type 39: 8 folios, threshold 5.
   const first = await solicitar({ tipo_dte: 39, cantidad: 8 })
@@ -210,7 +215,7 @@ test('an expired CAF is listed for annulment, closed at once and annulled at the
     const done = (await get(`/caf/solicitudes/${asked.json.id}`)).json
     expect(done.estado).toBe('anulado')
     const caf = (await get(`/caf/${primero}`)).json
-    expect(caf.anulacion).toMatchObject({ estado: 'anulado', folio_desde: 2, folio_hasta: 40, motivo: 'Folios vencidos sin usar' })
+    expect(caf.anulacion).toMatchObject({ estado: 'anulado', rangos: [{ desde: 2, hasta: 40 }], motivo: 'Folios vencidos sin usar' })
     expect(caf.tramos).toEqual([{ desde: 1, hasta: 1, estado: 'usado' }, { desde: 2, hasta: 40, estado: 'anulado' }])
     expect(caf.folios_disponibles).toBe(0)
     expect(simStore.folios.disponibles(t.empresa.rut, 33)).toBe(disponiblesAntes - 39)

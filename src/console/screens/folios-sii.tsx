@@ -52,7 +52,6 @@ const TRAMOS: Readonly<Record<CafRecord['tramos'][number]['estado'], string>> = 
   por_anular: 'por anular',
   en_anulacion: 'en anulación',
   anulado: 'anulados',
-  sin_usar: 'sin usar',
 }
 
 /** The labels of this screen's SII forms, for their error summaries (inputs carry a prefix so ids stay unique). */
@@ -412,11 +411,10 @@ export function Tramos(props: { caf: CafRecord }) {
   )
 }
 
-/** Unused folios an annulment would take: the last stretch still free (available, expired or an annulment that failed uncertainly). */
+/** Where the unused folios an annulment would take lie: from the first to the last stretch never used nor annulled. */
 export function tramoAnulable(caf: CafRecord): { desde: number; hasta: number } | null {
-  if (caf.anulacion?.estado === 'anulado') return null
-  const libre = caf.tramos.find((t) => t.estado === 'disponible' || t.estado === 'por_anular' || t.estado === 'en_anulacion')
-  return libre ? { desde: libre.desde, hasta: libre.hasta } : null
+  const libres = caf.tramos.filter((t) => t.estado === 'disponible' || t.estado === 'por_anular' || t.estado === 'en_anulacion')
+  return libres.length > 0 ? { desde: libres[0]!.desde, hasta: libres.at(-1)!.hasta } : null
 }
 
 const MOTIVO_HINT = 'El SII lo guarda con la anulación, p. ej. «Folios vencidos sin usar».'

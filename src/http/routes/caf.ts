@@ -99,7 +99,9 @@ export const cafRoutes = (deps: Deps) =>
     .post(
       '/:id/anular',
       ({ request, params, body, set }) => {
-        const solicitud = anularCaf(deps, { empresaId: credentialOf(request).empresaId, cafId: pathId(params.id), motivo: body.motivo })
+        const solicitud = anularCaf(deps, {
+          empresaId: credentialOf(request).empresaId, cafId: pathId(params.id), motivo: body.motivo, ...(body.ya_anulados === undefined ? {} : { ya_anulados: body.ya_anulados }),
+        })
         set.status = 202
         set.headers['location'] = `${API_PREFIX}/caf/solicitudes/${solicitud.id}`
         return { solicitud_id: solicitud.id, ...solicitud }
@@ -112,7 +114,7 @@ export const cafRoutes = (deps: Deps) =>
           tags: ['CAF'],
           summary: 'Anula en el SII los folios sin usar de un CAF; el webhook caf.anulado o caf.solicitud_fallida avisa el resultado (extensión)',
           description:
-            'Responde 202 con la anulación (en_curso). El CAF deja de entregar folios al instante; el trabajo folios anula en el SII los folios desde el primero nunca entregado hasta el final del rango, con el motivo dado. GET /caf?por_anular=true lista los CAF vencidos cuyos folios sin usar deben anularse. 409 CAF_NO_ANULABLE sin folios que anular.',
+            'Responde 202 con la anulación (en_curso). El CAF deja de entregar folios al instante; el trabajo folios anula en el SII los folios desde el primero nunca entregado hasta el final del rango, con el motivo dado. GET /caf?por_anular=true lista los CAF cuyos folios sin usar deben anularse. Si una anulación terminó sin saberse su resultado, el CAF queda cerrado; cuando el sitio del SII muestre sus folios anulados, `ya_anulados: true` lo registra sin volver al SII. 409 CAF_NO_ANULABLE sin folios que anular.',
           'x-timbre-extension': true,
         } as Record<string, unknown>,
         response: { 202: CafSolicitudAceptadaSchema, 404: ErrorEnvelopeSchema, 409: ErrorEnvelopeSchema, 422: ErrorEnvelopeSchema, ...commonErrors },

@@ -91,6 +91,11 @@ export interface PedidoCaf {
    * that dies during the grant then re-downloads instead of asking again). A throw stops the flow with nothing granted.
    */
   readonly antesDelOtorgamiento?: (rango: RangoOtorgado) => void | Promise<void>
+  /**
+   * On the type's first timbraje the SII asks for the initial folio: at least this one (the folio after the highest the
+   * company already holds, from CAFs obtained elsewhere), never below the SII's proposal.
+   */
+  readonly folioInicialMinimo?: number
 }
 
 export interface FoliosPortalClient {
@@ -261,7 +266,10 @@ async function solicitar(
   const inicial = formFor(propuesta, FOLIOS_PATHS.confirma)
   if (formFor(propuesta, FOLIOS_PATHS.genera) === undefined && inicial !== undefined && inicial.inputs.has(F.folioIni)) {
     ctx.etapa = 'folio_inicial'
-    propuesta = await page(ctx, 'POST', FOLIOS_PATHS.confirma, [...inicial.inputs.entries(), [F.aceptar, FOLIOS_ACEPTAR.confirmarInicial]])
+    const inputs = new Map(inicial.inputs)
+    const propuesto = entero(inputs.get(F.folioIni))
+    if (pedido.folioInicialMinimo !== undefined && propuesto !== null && propuesto < pedido.folioInicialMinimo) inputs.set(F.folioIni, String(pedido.folioInicialMinimo))
+    propuesta = await page(ctx, 'POST', FOLIOS_PATHS.confirma, [...inputs.entries(), [F.aceptar, FOLIOS_ACEPTAR.confirmarInicial]])
   }
   const GENERA = [F.rut, F.dv, F.tipo, F.folioIni, F.folioFin, F.nomUsu, F.cantidad] as const
   const confirma = expectForm(ctx, propuesta, FOLIOS_PATHS.genera, GENERA)

@@ -1,7 +1,7 @@
 // domain/folios.ts (DESIGN §8, §17): which folios still serve, what automatic mode weighs, and the stretches of a range.
 import { expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { addDays, cafVenceEl, foliosDisponibles, foliosUtiles, tramosDeCaf } from '../../../src/domain/folios'
+import { addDays, cafVenceEl, foliosDisponibles, foliosUtiles, quitarFolios, rangosSinUsar, tramosDeCaf, unirRangos, type Rango } from '../../../src/domain/folios'
 
 const TODAY = '2026-11-28'
 const caf = (o: { next: number; hasta: number; vence?: string | null; anulacion?: 'en_curso' | 'anulado' | null }) =>
@@ -32,35 +32,50 @@ test('automatic mode counts only folios that still serve past the horizon', () =
   expect(foliosUtiles([caf({ next: 1, hasta: 100, anulacion: 'en_curso' })], TODAY, 15)).toBe(0)
 })
 
-test('the stretches of a range cover it exactly, in order, whatever its state', () => {
+/** The state of one folio, the slow way: what tramosDeCaf must agree with everywhere. */
+function oracle(caf: { next_folio: number; vence_el: string | null; anulacion_estado: 'en_curso' | 'anulado' | null; folios_anulados: Rango[] }, huecos: Set<number>, folio: number): string {
+  if (caf.folios_anulados.some((r) => folio >= r.desde && folio <= r.hasta)) return 'anulado'
+  if (folio < caf.next_folio && !huecos.has(folio)) return 'usado'
+  if (caf.anulacion_estado === 'en_curso') return 'en_anulacion'
+  if (caf.anulacion_estado === 'anulado' || (caf.vence_el !== null && TODAY > caf.vence_el)) return 'por_anular'
+  return 'disponible'
+}
+
+test('the stretches of a range agree folio by folio with the slow reading, whatever holes, annulled ranges and state', () => {
   fc.assert(
     fc.property(
-      fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 250 }), fc.integer({ min: -5, max: 5 }),
-      fc.constantFrom(null, 'en_curso', 'anulado'), fc.integer({ min: 0, max: 10 }),
-      (desde, size, used, venceDelta, anulacion, gap) => {
+      fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 120 }), fc.integer({ min: 0, max: 130 }), fc.integer({ min: -5, max: 5 }),
+      fc.constantFrom(null, 'en_curso', 'anulado'), fc.array(fc.integer({ min: 0, max: 130 }), { maxLength: 6 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 0, max: 10 })), { maxLength: 3 }),
+      (desde, size, used, venceDelta, anulacion, holeOffsets, anuladoSpecs) => {
         const hasta = desde + size
         const next = Math.min(desde + used, hasta + 1)
-        const anuladoDesde = Math.min(next + gap, hasta + 1)
-        const row = {
-          folio_desde: desde, folio_hasta: hasta, next_folio: next, vence_el: addDays(TODAY, venceDelta), anulacion_estado: anulacion as 'en_curso' | 'anulado' | null,
-          anulado_desde: anulacion === 'anulado' ? anuladoDesde : null, anulado_hasta: anulacion === 'anulado' ? hasta : null,
-        }
-        const tramos = tramosDeCaf(row, TODAY)
+        const huecos = [...new Set(holeOffsets.map((o) => desde + o).filter((f) => f < next))]
+        const folios_anulados = unirRangos(anuladoSpecs.map(([o, len]) => ({ desde: desde + o, hasta: Math.min(desde + o + len, hasta) })).filter((r) => r.desde <= hasta))
+        const caf = { folio_desde: desde, folio_hasta: hasta, next_folio: next, vence_el: addDays(TODAY, venceDelta), anulacion_estado: anulacion as 'en_curso' | 'anulado' | null, folios_anulados }
+        const tramos = tramosDeCaf(caf, TODAY, huecos)
         let at = desde
-        for (const t of tramos) {
+        for (const [k, t] of tramos.entries()) {
           expect(t.desde).toBe(at)
           expect(t.hasta).toBeGreaterThanOrEqual(t.desde)
+          if (k > 0) expect(t.estado).not.toBe(tramos[k - 1]!.estado)
+          for (let f = t.desde; f <= t.hasta; f++) expect(t.estado as string).toBe(oracle(caf, new Set(huecos), f))
           at = t.hasta + 1
         }
         expect(at).toBe(hasta + 1)
-        const usados = tramos.filter((t) => t.estado === 'usado').reduce((n, t) => n + t.hasta - t.desde + 1, 0)
-        expect(usados).toBe(next - desde)
-        if (anulacion === null && venceDelta < 0) expect(tramos.some((t) => t.estado === 'disponible')).toBe(false)
-        if (anulacion === null && venceDelta >= 0) expect(tramos.some((t) => t.estado === 'por_anular')).toBe(false)
+        // What an annulment asks for is exactly what is neither used nor annulled.
+        const sinUsar = rangosSinUsar(caf, TODAY, huecos).flatMap((r) => Array.from({ length: r.hasta - r.desde + 1 }, (_, i) => r.desde + i))
+        const expected = Array.from({ length: size + 1 }, (_, i) => desde + i).filter((f) => !['usado', 'anulado'].includes(oracle(caf, new Set(huecos), f)))
+        expect(sinUsar).toEqual(expected)
       },
     ),
   )
-  expect(tramosDeCaf({ folio_desde: 1, folio_hasta: 10, next_folio: 4, vence_el: null, anulacion_estado: 'anulado', anulado_desde: 5, anulado_hasta: 10 }, TODAY)).toEqual([
-    { desde: 1, hasta: 3, estado: 'usado' }, { desde: 4, hasta: 4, estado: 'sin_usar' }, { desde: 5, hasta: 10, estado: 'anulado' },
+  expect(tramosDeCaf({ folio_desde: 1, folio_hasta: 10, next_folio: 4, vence_el: null, anulacion_estado: 'anulado', folios_anulados: [{ desde: 5, hasta: 10 }] }, TODAY, [2])).toEqual([
+    { desde: 1, hasta: 1, estado: 'usado' }, { desde: 2, hasta: 2, estado: 'por_anular' }, { desde: 3, hasta: 3, estado: 'usado' },
+    { desde: 4, hasta: 4, estado: 'por_anular' }, { desde: 5, hasta: 10, estado: 'anulado' },
   ])
+})
+
+test('quitarFolios splits ranges around the folios still being signed; unirRangos joins adjacent ones', () => {
+  expect(quitarFolios([{ desde: 1, hasta: 10 }], new Set([1, 5, 6, 10, 20]))).toEqual([{ desde: 2, hasta: 4 }, { desde: 7, hasta: 9 }])
+  expect(unirRangos([{ desde: 7, hasta: 9 }, { desde: 1, hasta: 3 }, { desde: 4, hasta: 5 }])).toEqual([{ desde: 1, hasta: 5 }, { desde: 7, hasta: 9 }])
 })
