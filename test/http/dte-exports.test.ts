@@ -189,7 +189,13 @@ describe('migration 0007 backfills exports issued before it from their signed XM
     raw.run('ALTER TABLE dtes DROP COLUMN monto_total_moneda')
     // The migrations after 0007 go too: their tables dropped, their records deleted, so the store is at 0006 again.
     const since0007 = MIGRATIONS.slice(MIGRATIONS.findIndex((m) => m.tag === '0007_dte_moneda'))
-    for (const m of since0007.slice(1)) {
+    // Newest first, as a rollback goes: a column added to an older table is dropped while every trigger it meets still
+    // has its tables.
+    const madeSince = new Set(since0007.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE `([^`]+)`/g)].map(([, table]) => table!)))
+    for (const m of since0007.slice(1).reverse()) {
+      // The columns they add to tables older than 0007 (0018's on cafs); a newer table goes whole.
+      for (const [, table, column] of m.sql.matchAll(/ALTER TABLE `([^`]+)` ADD `([^`]+)`/g))
+        if (!madeSince.has(table!)) raw.run(`ALTER TABLE "${table}" DROP COLUMN "${column}"`)
       for (const [, table] of m.sql.matchAll(/CREATE TABLE `([^`]+)`/g)) raw.run(`DROP TABLE IF EXISTS "${table}"`)
       // And the new indexes they put on older tables (0011's on dtes, 0012's on webhook_deliveries); an index a migration
       // rebuilds (drops, then creates again, like 0010's) stays, since replaying that migration drops it first.

@@ -16,7 +16,7 @@ let rx: Receiver
 const ids: Record<string, string> = {}
 
 beforeAll(async () => {
-  s = await startTestServer({ flags: { '--webhook-allow-http': 'true', '--deliver-every': '1h', '--submit-every': '1h', '--track-every': '1h' } })
+  s = await startTestServer({ flags: { '--webhook-allow-http': 'true', '--deliver-every': '1h', '--submit-every': '1h', '--track-every': '1h', '--folios-every': '1h' } })
   a = await s.tenant(testRut())
   b = await s.tenant(testRut())
   rx = startReceiver()
@@ -36,6 +36,8 @@ beforeAll(async () => {
   // A certification envío of A (its boletas' EnvioBOLETA).
   const boletas = await s.request('POST', `${API}/certificacion/boletas`, { headers: auth, body: { casos: [{ caso: '1', documento: { tipo_dte: 39, detalle: [{ nombre: 'Café', cantidad: 1, precio: 1500 }] } }] } })
   ids.envios = boletas.json.envios[0].id
+  // A CAF request of A (DESIGN §17), left en_curso: the folios job runs hourly here.
+  ids.solicitudes = (await s.request('POST', `${API}/caf/solicitar`, { headers: auth, body: { tipo_dte: 34, cantidad: 5 } })).json.id
   for (const [name, id] of Object.entries(ids)) expect({ name, id }).toEqual({ name, id: expect.stringMatching(/^[0-9a-f-]{36}$/) })
 })
 afterAll(async () => {
@@ -47,7 +49,7 @@ afterAll(async () => {
 async function snapshotOfA(): Promise<unknown[]> {
   const auth = { 'X-Api-Key': a.readKey }
   return Promise.all(
-    [`${API}/dte/${ids.dte}`, `${API}/caf/${ids.caf}`, `${API}/clientes/${ids.clientes}`, `${API}/productos/${ids.productos}`, `${API}/webhooks`, `${API}/webhooks/${ids.webhooks}/deliveries`, `${API}/recibidos/${ids.recibidos}`].map(
+    [`${API}/dte/${ids.dte}`, `${API}/caf/${ids.caf}`, `${API}/caf/solicitudes/${ids.solicitudes}`, `${API}/clientes/${ids.clientes}`, `${API}/productos/${ids.productos}`, `${API}/webhooks`, `${API}/webhooks/${ids.webhooks}/deliveries`, `${API}/recibidos/${ids.recibidos}`].map(
       async (path) => (await s.request('GET', path, { headers: auth })).json,
     ),
   )
@@ -71,6 +73,7 @@ const BODIES: Record<string, unknown> = {
   [`PUT ${API}/clientes/{id}`]: { razon_social: 'Cambiado por B' },
   [`PUT ${API}/productos/{id}`]: { nombre: 'Cambiado por B' },
   [`POST ${API}/recibidos/{id}/acciones`]: { accion: 'ACD' },
+  [`POST ${API}/caf/{id}/anular`]: { motivo: 'Anulado por B' },
 }
 
 describe("another company's ids (DESIGN §4)", () => {
