@@ -6,32 +6,26 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { runFoliosPass } from '../../src/services/caf-solicitudes'
-import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
-import { testClock } from '../support/clock'
+import { startFoliosWorld, type FoliosWorld } from '../support/folios'
 import { launchChromium, loginWithApiKey, newContext, screenshot } from '../support/browser'
-import { uploadCertificate } from '../support/issuance'
 import { API } from '../support/received'
-import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
+import type { Tenant, TestServer } from '../support/server'
 
 setDefaultTimeout(90_000)
 
-const clock = testClock()
-let sim: RunningSimulator
+let world: FoliosWorld
 let s: TestServer
 let t: Tenant
 let browser: Browser
 
 beforeAll(async () => {
-  sim = await startSimulator({ clock: clock.now, processingDelayMs: 0, dataDir: tempDir('timbre-folios-browser-sim-') })
-  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h', '--folios-every': '1h' } })
-  t = await s.tenant(testRut(), 'Librería El Quijote SpA')
-  await uploadCertificate(s, t)
+  world = await startFoliosWorld('Librería El Quijote SpA')
+  ;({ s, t } = world)
   browser = await launchChromium()
 }, 120_000)
 afterAll(async () => {
   await browser?.close()
-  await s?.stop()
-  await sim?.stop()
+  await world?.stop()
 })
 
 const api = async (path: string) => (await s.request('GET', `${API}${path}`, { headers: { 'X-Api-Key': t.readKey } })).json

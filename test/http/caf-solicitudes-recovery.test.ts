@@ -7,31 +7,25 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { runFoliosPass } from '../../src/services/caf-solicitudes'
 import type { FoliosPortalClient } from '../../src/sii/portal/folios'
-import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
-import { SimulatorStore } from '../../src/sii/simulator/store'
-import { testClock } from '../support/clock'
+import type { SimulatorStore } from '../../src/sii/simulator/store'
+import type { TestClock } from '../support/clock'
+import { startFoliosWorld, type FoliosWorld } from '../support/folios'
 import { facturaSimple, issue, uploadCaf, uploadCertificate } from '../support/issuance'
 import { API } from '../support/received'
-import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
+import { testRut, type Tenant, type TestServer } from '../support/server'
 
-const clock = testClock()
-let sim: RunningSimulator
+let world: FoliosWorld
+let clock: TestClock
 let simStore: SimulatorStore
 let s: TestServer
 let t: Tenant
 
 beforeAll(async () => {
-  const simDir = tempDir('timbre-folios-recovery-sim-')
-  sim = await startSimulator({ clock: clock.now, processingDelayMs: 0, dataDir: simDir })
-  simStore = new SimulatorStore(simDir)
-  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h', '--folios-every': '1h' } })
-  t = await s.tenant(testRut(), 'Distribuidora El Roble SpA')
-  await uploadCertificate(s, t)
+  world = await startFoliosWorld('Distribuidora El Roble SpA')
+  ;({ clock, simStore, s, t } = world)
 }, 60_000)
 afterAll(async () => {
-  await s?.stop()
-  simStore?.close()
-  await sim?.stop()
+  await world?.stop()
 })
 
 const get = async (path: string) => (await s.request('GET', `${API}${path}`, { headers: { 'X-Api-Key': t.readKey } })).json

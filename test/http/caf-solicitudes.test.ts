@@ -6,32 +6,26 @@
 // One test clock is shared by the server and the simulator. The folios job's pass runs as the scheduler would (its own period is an hour here).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { runFoliosPass } from '../../src/services/caf-solicitudes'
-import { startSimulator, type RunningSimulator } from '../../src/sii/simulator/server'
-import { SimulatorStore } from '../../src/sii/simulator/store'
-import { testClock } from '../support/clock'
-import { facturaSimple, issue, uploadCertificate } from '../support/issuance'
+import type { SimulatorStore } from '../../src/sii/simulator/store'
+import type { TestClock } from '../support/clock'
+import { startFoliosWorld, type FoliosWorld } from '../support/folios'
+import { facturaSimple, issue } from '../support/issuance'
 import { API } from '../support/received'
-import { startTestServer, tempDir, testRut, type Tenant, type TestServer } from '../support/server'
+import { testRut, type Tenant, type TestServer } from '../support/server'
 
 const DAY = 86_400_000
-const clock = testClock()
-let sim: RunningSimulator
+let world: FoliosWorld
+let clock: TestClock
 let simStore: SimulatorStore
 let s: TestServer
 let t: Tenant
 
 beforeAll(async () => {
-  const simDir = tempDir('timbre-folios-http-sim-')
-  sim = await startSimulator({ clock: clock.now, processingDelayMs: 0, dataDir: simDir })
-  simStore = new SimulatorStore(simDir)
-  s = await startTestServer({ clock, flags: { '--sii': sim.url, '--submit-every': '1h', '--track-every': '1h', '--inbox-every': '1h', '--folios-every': '1h' } })
-  t = await s.tenant(testRut(), 'Ferretería Los Aromos Ltda.')
-  await uploadCertificate(s, t)
+  world = await startFoliosWorld('Ferretería Los Aromos Ltda.')
+  ;({ clock, simStore, s, t } = world)
 }, 60_000)
 afterAll(async () => {
-  await s?.stop()
-  simStore?.close()
-  await sim?.stop()
+  await world?.stop()
 })
 
 const get = async (path: string) => s.request('GET', `${API}${path}`, { headers: { 'X-Api-Key': t.readKey } })
