@@ -208,7 +208,7 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
       const dtePerSecond = issued / seconds
       log(
         `\n${mix.requests} requests in ${f1(seconds)} s: ${f0(perSecond)} req/s, ${issued} DTEs issued = ${f0(dtePerSecond)} DTE/s ` +
-          `(${f1((dtePerSecond / opt.floorDtePerSecond) * 100)} % of the floor, ${f0(opt.floorDtePerSecond)} DTE/s)`,
+          `(${f1((dtePerSecond / opt.floorDtePerSecond) * 100)} % of the runtime floor, ${f0(opt.floorDtePerSecond)} DTE/s)`,
       )
       log(`CPU: server ${f2(cpu.serverCores)} cores (main thread ${f2(cpu.main)}, Workers ${f2(cpu.workers)}, JIT/GC/other ${f2(cpu.other)}), load generator ${f2(cpu.generatorCores)} cores`)
       if (simulatorCores !== null) log(`SII simulator in its own process: ${f2(simulatorCores)} cores, RSS peak ${f0(simPeak)} MB (not in the server's figures)`)
@@ -239,7 +239,7 @@ export async function runLoadBench(opt: LoadOptions): Promise<{ summary: Verdict
         const k = kinds[kind] as { p99: number } | undefined
         return k !== undefined && k.p99 <= P99_TARGET_MS[kind]!
       }
-      summary.push({ what: `mixed requests answered (${opt.clients} clients, ${opt.companies} companies)`, measured: `${mix.requests} in ${f0(seconds)} s = ${f0(perSecond)} req/s; ${f0(dtePerSecond)} DTE/s = ${f1((dtePerSecond / opt.floorDtePerSecond) * 100)} % of floor`, target: `${opt.requests}, every one answered`, ok: mix.requests === opt.requests && mix.noAnswer === 0 })
+      summary.push({ what: `mixed requests answered (${opt.clients} clients, ${opt.companies} companies)`, measured: `${mix.requests} in ${f0(seconds)} s = ${f0(perSecond)} req/s; ${f0(dtePerSecond)} DTE/s = ${f1((dtePerSecond / opt.floorDtePerSecond) * 100)} % of the runtime floor`, target: `${opt.requests}, every one answered`, ok: mix.requests === opt.requests && mix.noAnswer === 0 })
       summary.push({ what: '5xx answers', measured: String(mix.serverErrors), target: '0', ok: mix.serverErrors === 0 })
       summary.push({ what: 'answers not as their kind must be (status, error envelope, document)', measured: String(mix.violations), target: '0', ok: mix.violations === 0 })
       summary.push({ what: 'every 201 stored, nothing else, no folio twice', measured: `lost ${stored.lost.length}, extra ${stored.extra}, folios twice ${stored.duplicateFolios}`, target: '0, 0, 0', ok: stored.lost.length === 0 && stored.extra === 0 && stored.duplicateFolios === 0 })

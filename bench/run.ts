@@ -105,14 +105,18 @@ let bunOne: SigningRates | null = null
   const rates = (r: SigningRates) => `RSA-2048 ${f0(r.rsa2048PerSecond)} sign/s, RSA-512 ${f0(r.rsa512PerSecond)} sign/s → ${f0(r.dtePerSecond)} DTE/s`
   console.log(`Bun node:crypto (BoringSSL), 1 thread:  ${rates(bunOne)}`)
   console.log(`Bun node:crypto (BoringSSL), ${machine.cores} threads (Workers): ${rates(bunTwo)}`)
-  floor = openssl?.dtePerSecond ?? bunTwo.dtePerSecond
-  if (openssl !== null) console.log(`Bun signs at ${f0((bunTwo.dtePerSecond / openssl.dtePerSecond) * 100)} % of OpenSSL's rate on the same cores: the server signs with Bun, the floor is OpenSSL's`)
+  // Issue 31: the floor is what the shipped runtime can sign (Bun's node:crypto on one Worker per core), measured here;
+  // OpenSSL's figure is context only (it swings between runs, and the binary does not sign with it).
+  floor = bunTwo.dtePerSecond
+  if (openssl !== null) console.log(`Bun signs at ${f0((bunTwo.dtePerSecond / openssl.dtePerSecond) * 100)} % of OpenSSL's rate on the same cores; the floor is Bun's (what the server signs with), OpenSSL's is context`)
   console.log(`one DTE's two signatures on one Bun thread: ${f2(1000 / bunOne.dtePerSecond)} ms`)
   results.floor = { openssl, bunOneThread: bunOne, bunThreads: bunTwo, floorDtePerSecond: floor }
-  summary.push({ what: `signature floor, ${machine.cores} cores (openssl speed -multi ${machine.cores})`, measured: `${f0(floor)} DTE/s`, target: '(the reference)', ok: null })
-  summary.push({ what: `Bun signing (context): 1 thread / ${machine.cores} threads`, measured: `${f0(bunOne.dtePerSecond)} / ${f0(bunTwo.dtePerSecond)} DTE/s`, target: '(context)', ok: null })
+  summary.push({ what: `runtime floor: Bun on ${machine.cores} Workers (1 thread: ${f0(bunOne.dtePerSecond)})`, measured: `${f0(floor)} DTE/s`, target: '(the reference)', ok: null })
+  summary.push({ what: `OpenSSL floor (openssl speed -multi ${machine.cores})`, measured: openssl === null ? 'not measured' : `${f0(openssl.dtePerSecond)} DTE/s`, target: '(context only)', ok: null })
 }
-const ofFloor = (perSecond: number) => (Number.isNaN(floor) ? 'floor not measured' : `${f1((perSecond / floor) * 100)} % of the floor (${f0(floor)} DTE/s)`)
+/** A rate or latency measured over failed answers is no figure: the summary says so beside it. */
+const errorsOf = (errors: number) => (errors > 0 ? `; ${errors} ERRORS` : '')
+const ofFloor = (perSecond: number) => (Number.isNaN(floor) ? 'floor not measured' : `${f1((perSecond / floor) * 100)} % of the runtime floor (${f0(floor)} DTE/s)`)
 
 // 7. Start-up, on fresh data dirs, before the heavy phases fill the page cache.
 if (wants('startup')) {
@@ -120,7 +124,7 @@ if (wants('startup')) {
   const s = await measureStartup(opt.startupRuns)
   console.log(`${opt.startupRuns} runs: ${s.times.map(f0).join(', ')} ms → p50 ${f0(s.p50)} ms, worst ${f0(s.worst)} ms; RSS 300 ms after start ${f0(s.rssMb)} MB  [floor ${f0(floor)} DTE/s]`)
   results.startup = s
-  summary.push({ what: 'start to first 200 on /health (p50 / worst)', measured: `${f0(s.p50)} / ${f0(s.worst)} ms`, target: '≤ 300 ms (p50)', ok: s.p50 <= 300 })
+  summary.push({ what: 'start to first 200 on /health (p50 / worst)', measured: `${f0(s.p50)} / ${f0(s.worst)} ms`, target: '≤ 200 ms (p50)', ok: s.p50 <= 200 })
 }
 
 // Rows 2, 3, 6, 8 share one server with one company.
@@ -138,7 +142,7 @@ if (['c1', 'c32', 'health', 'rss'].some((r) => only.has(r))) {
   const atRest = rssMb(pid)
   section('row 6a: server RSS at rest (started, certificate and CAF loaded, nothing issued yet)')
   console.log(`${f0(atRest)} MB  [floor ${f0(floor)} DTE/s]`)
-  summary.push({ what: 'server RSS at rest', measured: `${f0(atRest)} MB`, target: '≤ 100 MB', ok: atRest <= 100 })
+  summary.push({ what: 'server RSS at rest', measured: `${f0(atRest)} MB`, target: '≤ 80 MB', ok: atRest <= 80 })
   const warm = await issueLoad(server, { concurrency: 32, total: quick ? 100 : 300 })
   console.log(`(warm-up: ${warm.requests} issuances at c=32, not counted; errors ${warm.errors}${warm.firstError ? `, first: ${warm.firstError}` : ''})`)
   results.rss = { atRestMb: atRest }
@@ -153,7 +157,7 @@ if (['c1', 'c32', 'health', 'rss'].some((r) => only.has(r))) {
     console.log(loadLine(r))
     console.log(`beside the floor: one DTE's signatures take ${bunOne ? f2(1000 / bunOne.dtePerSecond) : '?'} ms on one Bun thread; ${ofFloor(r.perSecond)}`)
     results.c1 = { ...r, ids: undefined }
-    summary.push({ what: 'POST /dte c=1 (p50 / p99)', measured: `${f2(r.p50)} / ${f2(r.p99)} ms`, target: 'p50 ≤ 2 ms, p99 ≤ 5 ms', ok: r.errors === 0 && r.p50 <= 2 && r.p99 <= 5 })
+    summary.push({ what: 'POST /dte c=1 (p50 / p99)', measured: `${f2(r.p50)} / ${f2(r.p99)} ms${errorsOf(r.errors)}`, target: 'p50 ≤ 2 ms, p99 ≤ 5 ms', ok: r.errors === 0 && r.p50 <= 2 && r.p99 <= 5 })
   }
 
   let ids: string[] = []
@@ -167,8 +171,8 @@ if (['c1', 'c32', 'health', 'rss'].some((r) => only.has(r))) {
     results.c32 = { ...r, ids: undefined, shareOfFloor: share }
     summary.push({
       what: 'POST /dte c=32',
-      measured: `${f0(r.perSecond)} DTE/s = ${f1(share * 100)} % of floor; p50 ${f1(r.p50)}, p99 ${f1(r.p99)} ms`,
-      target: '≥ 1 000 DTE/s and ≥ 40 % of floor',
+      measured: `${f0(r.perSecond)} DTE/s = ${f1(share * 100)} % of the runtime floor; p50 ${f1(r.p50)}, p99 ${f1(r.p99)} ms${errorsOf(r.errors)}`,
+      target: '≥ 1 000 DTE/s and ≥ 40 % of the runtime floor',
       ok: r.errors === 0 && r.perSecond >= 1000 && share >= 0.4,
     })
   }
@@ -191,9 +195,9 @@ if (['c1', 'c32', 'health', 'rss'].some((r) => only.has(r))) {
     results.health = { probe: h, worstMs: Math.max(...probed.latencies), errors: probed.errors, issuance: { ...issued, ids: undefined }, pdfs }
     summary.push({
       what: '/health p99 while 32 issue + 4 render PDFs',
-      measured: `${f2(h.p99)} ms (p50 ${f2(h.p50)}; ${f0(issued.perSecond)} DTE/s, ${f1(pdfs.renders / opt.healthSeconds)} PDF/s)`,
+      measured: `${f2(h.p99)} ms (p50 ${f2(h.p50)}; ${f0(issued.perSecond)} DTE/s, ${f1(pdfs.renders / opt.healthSeconds)} PDF/s)${errorsOf(probed.errors + issued.errors + pdfs.errors)}`,
       target: '≤ 5 ms',
-      ok: probed.errors === 0 && h.p99 <= 5,
+      ok: probed.errors === 0 && issued.errors === 0 && pdfs.errors === 0 && h.p99 <= 5,
     })
   }
 
