@@ -11,3 +11,11 @@ export const TASK_LIMITS_MS: Readonly<Record<TaskKind, number>> = {
   'open-pfx': 60_000,
   'read-caf': 10_000,
 }
+
+/**
+ * The nice value of each worker's thread (issue 31). On 2 cores the two signing threads, the request thread and the
+ * runtime's own threads take turns; at equal priority the request thread waited behind a signature for a core, and
+ * every `/health` and every answer with it. At 10 the request thread gets a core as soon as it has work; the workers
+ * still get every core the request thread leaves (docs/decisions/performance.md).
+ */
+export const WORKER_NICE = 10

@@ -2,11 +2,12 @@
 // with its code and words; a task past its time limit is killed with its worker, its caller gets a 503 naming it, and
 // the pool goes on with a fresh worker while the other worker kept serving.
 import { afterAll, expect, test } from 'bun:test'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { TimbreError } from '../../../src/errors'
 import { WorkerPool } from '../../../src/workers/pool'
 import { signerMaterial } from '../../../src/workers/signing-keys'
+import { WORKER_NICE } from '../../../src/workers/limits'
 import { signDteTask, type SignDteTask } from '../../../src/workers/tasks'
 import { exportPfx, makeCertificate, makeTestCaf } from '../../support/pki'
 import { tempDir } from '../../support/server'
@@ -42,6 +43,22 @@ test('a DTE signed in a worker is byte for byte the one signed inline', async ()
   const inWorker = await Promise.all([1, 2, 3, 4].map((f) => pool.run('sign-dte', task(f))))
   expect(inWorker.map((bytes) => Buffer.from(bytes).toString('latin1'))).toEqual([1, 2, 3, 4].map((f) => Buffer.from(signDteTask(task(f))).toString('latin1')))
   expect(Buffer.from(inWorker[0]!).toString('latin1')).toContain('<F>1</F>')
+})
+
+/** Each thread of this process: its name and nice value (Linux's /proc; the suite runs on Linux). */
+function threads(): Array<{ tid: number; name: string; nice: number }> {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+    return { tid: Number(tid), name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) }
+  })
+}
+
+test('the workers\' threads yield to the request thread (nice WORKER_NICE); the request thread keeps its priority', async () => {
+  expect(process.platform).toBe('linux')
+  await Promise.all([pool.run('sign-dte', task(7)), pool.run('sign-dte', task(8))])
+  const all = threads()
+  expect(all.filter((t) => t.name === 'Worker' && t.nice === WORKER_NICE).length).toBeGreaterThanOrEqual(2)
+  expect(all.find((t) => t.tid === process.pid)!.nice).toBe(0)
 })
 
 test('a TimbreError thrown in the worker reaches the caller as the same error', async () => {
