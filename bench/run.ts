@@ -327,12 +327,10 @@ if (args.includes('--all'))
   }
 
 // The floor again: how far it moved during the run says how much other work shared the cores meanwhile.
-const floorAtEnd = await opensslFloor(opt.floorSeconds, machine.cores)
-if (floorAtEnd !== null) {
-  console.log(`\nfloor at the end of the run: ${f0(floorAtEnd.dtePerSecond)} DTE/s (at the start ${f0(floor)}): the rows are read against the one at the start`)
-  summary.splice(1, 0, { what: 'signature floor again, at the end of the run', measured: `${f0(floorAtEnd.dtePerSecond)} DTE/s`, target: '(how noisy the run was)', ok: null })
-  results.floorAtEnd = floorAtEnd
-}
+const floorAtEnd = await threadedSigningRates(opt.floorSeconds, machine.cores)
+console.log(`\nruntime floor at the end of the run: ${f0(floorAtEnd.dtePerSecond)} DTE/s (at the start ${f0(floor)}): the rows are read against the one at the start`)
+summary.splice(1, 0, { what: 'runtime floor again, at the end of the run', measured: `${f0(floorAtEnd.dtePerSecond)} DTE/s`, target: '(how noisy the run was)', ok: null })
+results.floorAtEnd = floorAtEnd
 console.log(`at the end: load average ${f2(loadavg()[0]!)}, CPU pressure ${cpuPressure60s() ?? '?'} % (at the start: ${f2(machine.loadAverage1m)}, ${machine.cpuPressure60s ?? '?'} %)`)
 results.atEnd = { loadAverage1m: loadavg()[0], cpuPressure60s: cpuPressure60s() }
 section(`summary — commit ${machine.commit}${machine.srcChangesUncommitted ? ' + work tree' : ''}, ${machine.cores} cores, load generator on the same cores, load average ${f2(machine.loadAverage1m)} → ${f2(loadavg()[0]!)}${quick ? ', QUICK MODE (short runs: not the figures)' : ''}`)
