@@ -97,7 +97,7 @@ let bunOne: SigningRates | null = null
   const openssl = await opensslFloor(opt.floorSeconds, machine.cores)
   bunOne = signingRates(opt.floorSeconds)
   const bunTwo = await threadedSigningRates(opt.floorSeconds, machine.cores)
-  if (openssl === null) console.log('openssl not found or unreadable: the floor falls back to Bun on all threads (below)')
+  if (openssl === null) console.log('openssl not found or unreadable: no context figure (the floor is Bun\'s, below)')
   else
     console.log(
       `${openssl.command} (OpenSSL ${openssl.version}): RSA-2048 ${f0(openssl.rsa2048PerSecond)} sign/s, RSA-512 ${f0(openssl.rsa512PerSecond)} sign/s → floor ${f0(openssl.dtePerSecond)} DTE/s`,

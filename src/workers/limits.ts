@@ -15,7 +15,8 @@ export const TASK_LIMITS_MS: Readonly<Record<TaskKind, number>> = {
 /**
  * The nice value of each worker's thread (issue 31). On 2 cores the two signing threads, the request thread and the
  * runtime's own threads take turns; at equal priority the request thread waited behind a signature for a core, and
- * every `/health` and every answer with it. At 10 the request thread gets a core as soon as it has work; the workers
- * still get every core the request thread leaves (docs/decisions/performance.md).
+ * every `/health` and every answer with it. 10 below the process's priority, the request thread gets a core as soon as
+ * it has work; the workers still get every core the request thread leaves. Other busy processes at normal priority
+ * also come first, and a runtime thread a worker starts inherits its value (docs/decisions/performance.md "The price").
  */
 export const WORKER_NICE = 10

@@ -1,19 +1,20 @@
 // The worker entry point (a second entry of dist/timbre, scripts/build.ts): runs one task per message and answers with
 // its output or its error. A TimbreError crosses as its code, message, details and context, so the caller rethrows the
 // same error the inline path would; any other error crosses as a message only (a bug, answered 500 by the door).
-import { setPriority } from 'node:os'
+import { getPriority, setPriority } from 'node:os'
 import { TimbreError } from '../errors'
 import { WORKER_NICE } from './limits'
 import type { TaskKind } from './tasks'
 
 declare const self: Worker
 
-// The worker's thread yields to the request thread (./limits.ts WORKER_NICE). Linux gives each thread its own nice
-// value, so this lowers only this thread; elsewhere the same call would lower the whole process (Windows' priority
-// class, macOS), so it is not made there.
+// The worker's thread yields to the request thread (./limits.ts WORKER_NICE): WORKER_NICE below the priority it was
+// started with (a server started under `nice` keeps the gap). Linux gives each thread its own nice value, so this
+// lowers this thread and the threads it starts later; elsewhere the same call would lower the whole process
+// (Windows' priority class, macOS), so it is not made there.
 if (process.platform === 'linux') {
   try {
-    setPriority(0, WORKER_NICE)
+    setPriority(0, Math.min(19, getPriority(0) + WORKER_NICE))
   } catch {
     // A sandbox that forbids it: the worker runs at the process's priority, as before.
   }

@@ -110,6 +110,9 @@ class XmlWriter {
 
   /** `<name>text</name>`, written even when the text is empty (`<name></name>`). */
   req(name: string, value: string | number): void {
+    // The last guard, as the DOM builder's was: a value of another type (a request the rules did not check) is a bug,
+    // never "undefined" or "[object Object]" in a signed document.
+    if (typeof value !== 'string' && typeof value !== 'number') throw new Error(`${name}: ${String(value)} cannot be written to the DTE`)
     this.xml += `<${name}>${escapeText(typeof value === 'number' ? numberText(value) : value)}</${name}>`
   }
 

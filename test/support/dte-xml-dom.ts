@@ -5,7 +5,7 @@ import { create } from 'xmlbuilder2'
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces'
 import { isTextCorrection, resolveFechaEmision, TIPO_DOC_REF_SET, type EmitirDte, type Linea } from '../../src/domain/emision'
 import { normalizeRut } from '../../src/domain/rut'
-import { cleanText } from '../../src/domain/text'
+import { cleanText, truncateChars } from '../../src/domain/text'
 import { CLAUSULAS_VENTA, PAISES, TIPOS, TIPOS_BULTO, aduanaCode, type ReglasTipo } from '../../src/domain/tipos'
 import {
   amountDecimals,
@@ -18,10 +18,20 @@ import {
   type Totales,
 } from '../../src/domain/totals'
 import { SII_NS, XSI_NS } from '../../src/xml/dsig-profile'
-import { CORREO_RECEP_MAX, documentId, xmlText, type DteXmlInput, type EmpresaEmisora } from '../../src/xml/dte-xml'
+import type { DteXmlInput, EmpresaEmisora } from '../../src/xml/dte-xml'
 
 const XMLNS_NS = 'http://www.w3.org/2000/xmlns/'
 const TED_PLACEHOLDER = 'timbre-ted'
+const CORREO_RECEP_MAX = 80
+
+// Its own copies of the value helpers it used, so a change to src/xml/dte-xml.ts cannot move both builders together.
+function xmlText(value: string, maxChars: number): string {
+  return truncateChars(cleanText(value).replace(/\r\n?/g, '\n'), maxChars)
+}
+
+function documentId(tipoDte: number, folio: number): string {
+  return `F${folio}T${tipoDte}`
+}
 
 // ------------------------------------------------------------------------------------------------ values
 

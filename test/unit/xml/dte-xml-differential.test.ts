@@ -78,6 +78,23 @@ describe('the string builder writes the DOM builder\'s bytes', () => {
     expect(cases).toBeGreaterThanOrEqual(40)
   })
 
+  test('a value of the wrong type (a request the rules did not check) is refused by both, never written', () => {
+    const f = dteFixtures().find((x) => x.request.referencias?.length && x.request.descuentos_globales?.length) ?? dteFixtures()[0]!
+    const base = { empresa: EMPRESA, folio: 7, today: f.today, ted: TED, tmstFirma: TMST }
+    const spoilt: EmitirDte[] = [
+      { ...f.request, tipo_despacho: true as unknown as number },
+      { ...f.request, detalle: f.request.detalle.map((l) => ({ ...l, cod_imp_adic: {} as unknown as number })) },
+      { ...f.request, receptor: { ...f.request.receptor, rut: 7 as unknown as string } },
+      ...(f.request.referencias ? [{ ...f.request, referencias: f.request.referencias.map((r) => ({ ...r, fecha_ref: undefined as unknown as string })) }] : []),
+      ...(f.request.descuentos_globales ? [{ ...f.request, descuentos_globales: f.request.descuentos_globales.map((d) => ({ ...d, tpo_mov: null as unknown as 'D' })) }] : []),
+    ]
+    expect(spoilt.length).toBeGreaterThanOrEqual(4)
+    for (const request of spoilt) {
+      expect(() => buildDteXmlDom({ ...base, request })).toThrow()
+      expect(() => buildDteXml({ ...base, request })).toThrow()
+    }
+  })
+
   test('property: random documents, valid or not, give the same bytes or the same error', () => {
     const fixtures = dteFixtures()
     let built = 0
