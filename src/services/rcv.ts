@@ -374,6 +374,7 @@ export async function archivoRcv(
   }
   const { registroComprasXlsx, registroVentasXlsx } = await import('../sheets/rcv-xlsx')
   const owner = { rut: empresa.rut, razonSocial: empresa.razon_social }
-  const bytes = input.registro === 'compras' ? await registroComprasXlsx(copia.compras, owner) : await registroVentasXlsx(copia.ventas, owner)
+  const leidoAt = new Date(copia.sincronizadoAt)
+  const bytes = input.registro === 'compras' ? await registroComprasXlsx(copia.compras, owner, leidoAt) : await registroVentasXlsx(copia.ventas, owner, leidoAt)
   return { bytes, contentType: XLSX_TYPE, fileName: `${base}_${empresa.rut}_${input.periodo}.xlsx` }
 }

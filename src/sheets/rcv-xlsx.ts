@@ -3,6 +3,10 @@
 // the SII's layout (domain/rcv.ts COLUMNAS_COMPRAS / COLUMNAS_VENTAS, read through celdaRcv), typed: amounts as numbers,
 // an empty cell where the SII left the value empty (never 0), dates as Excel dates. A first sheet "Resumen" sums each
 // section per document type. Written by exceljs, loaded on the first call so a server at rest does not hold it.
+//
+// The same copy of the RCV gives the same bytes, at any hour it is asked for: the console's download and the API's are
+// one file, and an accountant who downloads twice can compare checksums. exceljs stamps the workbook's properties and
+// JSZip every zip entry with the time of writing, so both are set to the moment the copy was read from the SII.
 import type { Cell, Workbook, Worksheet } from 'exceljs'
 import {
   celdaRcv, COLUMNAS_COMPRAS, COLUMNAS_VENTAS, resumenDeDetalles, SECCIONES_COMPRAS,
@@ -31,8 +35,8 @@ export function nombrePeriodo(periodo: string): string {
 }
 
 /** The Registro de Compras: "Resumen", then one sheet per section, each present even when the section is empty. */
-export async function registroComprasXlsx(registro: RegistroCompras, empresa: EmpresaRegistro): Promise<Uint8Array> {
-  const wb = await newWorkbook()
+export async function registroComprasXlsx(registro: RegistroCompras, empresa: EmpresaRegistro, leidoAt: Date): Promise<Uint8Array> {
+  const wb = await newWorkbook(leidoAt)
   const resumen = wb.addWorksheet('Resumen')
   writeTitulo(resumen, `Registro de Compras, ${nombrePeriodo(registro.periodo)}`, empresa)
   for (const seccion of SECCIONES_COMPRAS) {
@@ -42,30 +46,42 @@ export async function registroComprasXlsx(registro: RegistroCompras, empresa: Em
   for (const seccion of SECCIONES_COMPRAS) {
     writeDetalle(wb.addWorksheet(HOJAS_COMPRAS[seccion]), COLUMNAS_COMPRAS[seccion], registro.secciones[seccion].detalle)
   }
-  return bytesOf(wb)
+  return bytesOf(wb, leidoAt)
 }
 
 /** The Registro de Ventas: "Resumen" and "Ventas". */
-export async function registroVentasXlsx(registro: RegistroVentas, empresa: EmpresaRegistro): Promise<Uint8Array> {
-  const wb = await newWorkbook()
+export async function registroVentasXlsx(registro: RegistroVentas, empresa: EmpresaRegistro, leidoAt: Date): Promise<Uint8Array> {
+  const wb = await newWorkbook(leidoAt)
   const resumen = wb.addWorksheet('Resumen')
   writeTitulo(resumen, `Registro de Ventas, ${nombrePeriodo(registro.periodo)}`, empresa)
   writeResumen(resumen, 'Ventas', registro.detalle, RESUMEN_VENTAS)
   fitResumen(resumen, RESUMEN_VENTAS)
   writeDetalle(wb.addWorksheet('Ventas'), COLUMNAS_VENTAS, registro.detalle)
-  return bytesOf(wb)
+  return bytesOf(wb, leidoAt)
 }
 
-async function newWorkbook(): Promise<Workbook> {
+async function newWorkbook(leidoAt: Date): Promise<Workbook> {
   // Loaded here, not at the top: exceljs and its zip stack cost memory that a server which never exports should not hold.
   const { Workbook } = await import('exceljs')
   const wb = new Workbook()
   wb.creator = 'Timbre'
+  wb.created = leidoAt
+  wb.modified = leidoAt
   return wb
 }
 
-async function bytesOf(wb: Workbook): Promise<Uint8Array> {
-  return new Uint8Array(await wb.xlsx.writeBuffer())
+/**
+ * The workbook's zip with every entry dated `leidoAt`. exceljs gives JSZip no date, so JSZip takes the clock's; the
+ * archive is read back and written again with the entries' compressed data as it is (JSZip reuses it when the
+ * compression does not change), only their headers' dates rewritten.
+ */
+async function bytesOf(wb: Workbook, leidoAt: Date): Promise<Uint8Array> {
+  const { default: JSZip } = await import('jszip')
+  const zip = await JSZip.loadAsync(await wb.xlsx.writeBuffer())
+  zip.forEach((_path, entry) => {
+    entry.date = leidoAt
+  })
+  return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' })
 }
 
 // ------------------------------------------------------------------------------------------------ detail sheets

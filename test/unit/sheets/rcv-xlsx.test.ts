@@ -3,8 +3,9 @@
 // (an empty amount is an empty cell, 0 is 0; dates are Excel dates holding Santiago's wall clock as the SII wrote it,
 // across both DST changes, with the process itself in Santiago's zone), the cells equal to the CSV writer's, and a
 // Resumen whose figures equal sums this file computes from the details.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test'
 import { ValueType, Workbook, type Worksheet } from 'exceljs'
+import JSZip from 'jszip'
 import {
   COLUMNAS_COMPRAS, COLUMNAS_VENTAS, SECCIONES_COMPRAS, writeRegistroComprasCsv, writeRegistroVentasCsv,
   type DetalleRcv, type RegistroCompras, type RegistroVentas,
@@ -17,6 +18,8 @@ beforeAll(() => { process.env.TZ = 'America/Santiago' })
 afterAll(() => { if (zone === undefined) delete process.env.TZ; else process.env.TZ = zone })
 
 const EMPRESA = { rut: '76354771-K', razonSocial: 'Ferretería "La Tuerca"; SpA' }
+/** When the copy was read from the SII; an even second, as a zip entry's date keeps only those. */
+const LEIDO_AT = new Date('2026-05-02T14:03:08Z')
 
 function detalle(extra: Partial<DetalleRcv> = {}): DetalleRcv {
   return {
@@ -95,7 +98,7 @@ describe('the zone the tests run in', () => {
 
 describe('Registro de Compras', () => {
   test('sheets in order, each with the section\'s CSV headers in row 1, bold, frozen and filtered', async () => {
-    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA))
+    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA, LEIDO_AT))
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Resumen', 'Registro', 'Pendientes', 'No incluir', 'Reclamados'])
     const hojas = { registro: 'Registro', pendiente: 'Pendientes', no_incluir: 'No incluir', reclamado: 'Reclamados' } as const
     for (const seccion of SECCIONES_COMPRAS) {
@@ -112,7 +115,7 @@ describe('Registro de Compras', () => {
   })
 
   test('Registro: every cell of the first detail, by header, with its type (empty stays empty, 0 stays 0)', async () => {
-    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA))
+    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA, LEIDO_AT))
     const ws = wb.getWorksheet('Registro')!
     const headers = COLUMNAS_COMPRAS.registro.map(([h]) => h)
     const row = ws.getRow(2)
@@ -144,7 +147,7 @@ describe('Registro de Compras', () => {
   })
 
   test('every section\'s cells are the CSV writer\'s cells, typed', async () => {
-    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA))
+    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA, LEIDO_AT))
     const hojas = { registro: 'Registro', pendiente: 'Pendientes', no_incluir: 'No incluir', reclamado: 'Reclamados' } as const
     for (const seccion of SECCIONES_COMPRAS) {
       const csv = readCsv(writeRegistroComprasCsv(seccion, COMPRAS.secciones[seccion].detalle))
@@ -153,7 +156,7 @@ describe('Registro de Compras', () => {
   })
 
   test('Resumen: title with the company and the month, then per section each tipo and a total, as sums of the details', async () => {
-    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA))
+    const wb = await read(await registroComprasXlsx(COMPRAS, EMPRESA, LEIDO_AT))
     const ws = wb.getWorksheet('Resumen')!
     expect(ws.getCell('A1').value).toBe('Registro de Compras, abril 2026')
     expect(ws.getCell('A2').value).toBe('Ferretería "La Tuerca"; SpA, RUT 76354771-K')
@@ -176,7 +179,7 @@ describe('Registro de Compras', () => {
 
   test('an empty register gives a valid workbook: every sheet, headers only, a Resumen of zeros', async () => {
     const vacio = { resumen: [], detalle: [] }
-    const bytes = await registroComprasXlsx({ periodo: '202611', secciones: { registro: vacio, pendiente: vacio, no_incluir: vacio, reclamado: vacio } }, EMPRESA)
+    const bytes = await registroComprasXlsx({ periodo: '202611', secciones: { registro: vacio, pendiente: vacio, no_incluir: vacio, reclamado: vacio } }, EMPRESA, LEIDO_AT)
     const wb = await read(bytes)
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Resumen', 'Registro', 'Pendientes', 'No incluir', 'Reclamados'])
     expect(wb.getWorksheet('No incluir')!.rowCount).toBe(1)
@@ -190,7 +193,7 @@ describe('Registro de Compras', () => {
 
 describe('Registro de Ventas', () => {
   test('"Resumen" and "Ventas" with the 43 CSV columns; every cell the CSV writer\'s, typed; the DST gap kept as written', async () => {
-    const wb = await read(await registroVentasXlsx(VENTAS, EMPRESA))
+    const wb = await read(await registroVentasXlsx(VENTAS, EMPRESA, LEIDO_AT))
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Resumen', 'Ventas'])
     const ws = wb.getWorksheet('Ventas')!
     expect(ws.getRow(1).values).toEqual([undefined, ...COLUMNAS_VENTAS.map(([h]) => h)])
@@ -207,7 +210,7 @@ describe('Registro de Ventas', () => {
   })
 
   test('Resumen: per tipo and total, with the RV\'s one IVA', async () => {
-    const wb = await read(await registroVentasXlsx(VENTAS, EMPRESA))
+    const wb = await read(await registroVentasXlsx(VENTAS, EMPRESA, LEIDO_AT))
     const ws = wb.getWorksheet('Resumen')!
     const rows = rowsOf(ws).map((r) => trimEnd(r.map((c) => c.value)))
     const expected: unknown[][] = [
@@ -222,11 +225,39 @@ describe('Registro de Ventas', () => {
   })
 
   test('an empty register gives a valid workbook', async () => {
-    const wb = await read(await registroVentasXlsx({ periodo: '202612', resumen: [], detalle: [] }, EMPRESA))
+    const wb = await read(await registroVentasXlsx({ periodo: '202612', resumen: [], detalle: [] }, EMPRESA, LEIDO_AT))
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Resumen', 'Ventas'])
     expect(wb.getWorksheet('Ventas')!.rowCount).toBe(1)
     expect(wb.getWorksheet('Resumen')!.getCell('A1').value).toBe('Registro de Ventas, diciembre 2026')
     expect(trimEnd(wb.getWorksheet('Resumen')!.getRow(6).values as unknown[]).slice(1)).toEqual(['Total', '', 0, 0, 0, 0, 0])
+  })
+})
+
+describe('the same copy gives the same bytes at any hour', () => {
+  afterAll(() => { setSystemTime() })
+
+  test('written an hour and a day apart: byte for byte; the workbook and every zip entry dated when the copy was read', async () => {
+    const at = async (now: string, write: () => Promise<Uint8Array>) => {
+      setSystemTime(new Date(now))
+      try { return Buffer.from(await write()) } finally { setSystemTime() }
+    }
+    for (const write of [() => registroComprasXlsx(COMPRAS, EMPRESA, LEIDO_AT), () => registroVentasXlsx(VENTAS, EMPRESA, LEIDO_AT)]) {
+      const first = await at('2026-11-28T15:00:01Z', write)
+      expect(first.equals(await at('2026-11-28T16:00:00Z', write))).toBe(true)
+      expect(first.equals(await at('2026-11-29T09:31:17Z', write))).toBe(true)
+      const zip = await JSZip.loadAsync(first)
+      const dates = Object.values(zip.files).map((entry) => entry.date.toISOString())
+      expect(dates.length).toBeGreaterThan(5)
+      expect(new Set(dates)).toEqual(new Set([LEIDO_AT.toISOString()]))
+      const core = await zip.file('docProps/core.xml')!.async('string')
+      expect(core).toContain('<dcterms:created xsi:type="dcterms:W3CDTF">2026-05-02T14:03:08Z</dcterms:created>')
+      expect(core).toContain('<dcterms:modified xsi:type="dcterms:W3CDTF">2026-05-02T14:03:08Z</dcterms:modified>')
+    }
+  })
+
+  test('another copy of the same period (read later) is another file', async () => {
+    const other = await registroVentasXlsx(VENTAS, EMPRESA, new Date('2026-05-03T08:00:00Z'))
+    expect(Buffer.from(other).equals(Buffer.from(await registroVentasXlsx(VENTAS, EMPRESA, LEIDO_AT)))).toBe(false)
   })
 })
 
