@@ -11,7 +11,17 @@ export function isoTimestamp(d: Date): string {
   return d.toISOString()
 }
 
-const SANTIAGO_DATE = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago', year: 'numeric', month: '2-digit', day: '2-digit' })
+/**
+ * A formatter made at its first use, not when the module loads: the first Intl formatter with a time zone loads ICU's
+ * zone data (13–20 ms on the reference machine), which start-up would otherwise pay before `/health` answers
+ * (docs/decisions/performance.md «Start-up, issue 31»).
+ */
+function onFirstUse(options: Intl.DateTimeFormatOptions): () => Intl.DateTimeFormat {
+  let formatter: Intl.DateTimeFormat | undefined
+  return () => (formatter ??= new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago', ...options }))
+}
+
+const SANTIAGO_DATE = onFirstUse({ year: 'numeric', month: '2-digit', day: '2-digit' })
 
 /**
  * The last second formatted, per formatter: a request reads the date and the timestamp several times, and Intl's
@@ -32,10 +42,9 @@ function lastSecond(format: (d: Date) => string): (d: Date) => string {
 }
 
 /** Business date in Chile, `YYYY-MM-DD` (DESIGN §8: fecha_emision defaults, daily jobs). */
-export const santiagoDate: (d: Date) => string = lastSecond((d) => SANTIAGO_DATE.format(d))
+export const santiagoDate: (d: Date) => string = lastSecond((d) => SANTIAGO_DATE().format(d))
 
-const SANTIAGO_TIME = new Intl.DateTimeFormat('en-CA', {
-  timeZone: 'America/Santiago',
+const SANTIAGO_TIME = onFirstUse({
   year: 'numeric',
   month: '2-digit',
   day: '2-digit',
@@ -47,7 +56,7 @@ const SANTIAGO_TIME = new Intl.DateTimeFormat('en-CA', {
 
 /** SII timestamps (TmstFirma, TSTED, TmstFirmaEnv): `YYYY-MM-DDTHH:MM:SS`, Santiago local time (DESIGN §12, docs/sii-protocol.md §1.3). */
 export const santiagoTimestamp: (d: Date) => string = lastSecond((d) => {
-  const p = Object.fromEntries(SANTIAGO_TIME.formatToParts(d).map((x) => [x.type, x.value]))
+  const p = Object.fromEntries(SANTIAGO_TIME().formatToParts(d).map((x) => [x.type, x.value]))
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`
 })
 

@@ -4,7 +4,6 @@
 // does) and calls the local `timbre serve` over loopback, which answers exactly as the API does.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { unzipSync } from 'fflate'
 import { OperatorError } from '../errors'
 import { DATA_DIR_FLAG, intFlag, requireFlag, UsageError, type Command, type FlagSpec, type ParsedArgs } from './command'
 import { callLocalApi, type LocalApiAnswer } from './local-api'
@@ -102,6 +101,7 @@ export const certificacionIntercambio: Command = {
     const answer = await callApi(args, 'POST', '/intercambio?formato=json', form)
     const { informe, zip_base64 } = answer.body as { informe: unknown; zip_base64: string }
     mkdirSync(out, { recursive: true })
+    const { unzipSync } = await import('fflate')
     const files = unzipSync(new Uint8Array(Buffer.from(zip_base64, 'base64')))
     for (const [name, content] of Object.entries(files)) writeFileSync(join(out, name), content)
     return { archivos: Object.keys(files).map((name) => join(out, name)), informe }
@@ -144,6 +144,7 @@ export const certificacionMuestras: Command = {
     const out = requireFlag(args, '--out')
     const zip = await callApi(args, 'GET', '/muestras')
     writeFileSync(out, zip.bytes)
+    const { unzipSync } = await import('fflate')
     return { archivo: out, bytes: zip.bytes.length, pdfs: Object.keys(unzipSync(zip.bytes)).length }
   },
 }

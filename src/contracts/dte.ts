@@ -208,13 +208,16 @@ export const EmitirDteBody = Type.Object(
 const _shapeMatchesDomain = (body: Static<typeof EmitirDteBody>): EmitirDte => body
 void _shapeMatchesDomain
 
-const compiled = TypeCompiler.Compile(EmitirDteBody)
+// Compiled at the first issuance, not at start-up: ~10 ms the server would otherwise spend before `/health` answers.
+let compiledBody: ReturnType<typeof TypeCompiler.Compile<typeof EmitirDteBody>> | undefined
+const compiledEmision = () => (compiledBody ??= TypeCompiler.Compile(EmitirDteBody))
 
 /**
  * Shape and rules (DESIGN §5): every failing field at once, or the request typed. When the shape fails, the rules
  * still run over what the shape allowed, and both lists are merged. `today` is Santiago's date.
  */
 export function validateEmision(input: unknown, today: string): { ok: true; value: EmitirDte } | { ok: false; errors: FieldError[] } {
+  const compiled = compiledEmision()
   if (compiled.Check(input)) {
     const errors = [...checkEmision(input, today), ...receptorEmailErrors(input)]
     return errors.length > 0 ? { ok: false, errors } : { ok: true, value: input }

@@ -4,7 +4,7 @@
 // Drawn by the same worker task as GET /dte/{id}/pdf (carta, the same resolution line), so a muestra is what the company
 // will print. The choices (which types, what the cedible file holds, why a stream, sizes and times) are in
 // docs/decisions/certificacion.md, «Muestras de impresión y consumo de folios».
-import { Zip, ZipDeflate } from 'fflate'
+import type { Zip } from 'fflate'
 import type { DteRow } from '../db/schema'
 import type { Deps } from './deps'
 import { printContextOf } from './dte-pdf'
@@ -82,9 +82,12 @@ export function streamMuestrasZip(deps: MuestrasDeps, input: MuestrasInput): Rea
   }
   let next = 0
   let zip: Zip | null = null
+  // fflate is loaded by the first zip asked for, not at start-up (docs/decisions/performance.md «Start-up, issue 31»).
+  let fflate: typeof import('fflate') | null = null
   return new ReadableStream<Uint8Array>({
-    start(controller) {
-      zip = new Zip((err, chunk, final) => {
+    async start(controller) {
+      fflate = await import('fflate')
+      zip = new fflate.Zip((err, chunk, final) => {
         if (err) return controller.error(err)
         controller.enqueue(chunk)
         if (final) controller.close()
@@ -92,13 +95,13 @@ export function streamMuestrasZip(deps: MuestrasDeps, input: MuestrasInput): Rea
       if (plan.length === 0) zip.end()
     },
     async pull() {
-      if (zip === null || next >= plan.length) return
+      if (zip === null || fflate === null || next >= plan.length) return
       while (drawing.length < Math.min(next + RENDERS_AT_ONCE, plan.length)) drawing.push(draw(plan[drawing.length] as MuestraPlanned))
       const p = plan[next] as MuestraPlanned
       const pdf = await (drawing[next] as Promise<Uint8Array>)  // a rejection errors the stream
       drawing[next] = undefined
       next++
-      const entry = new ZipDeflate(p.name, { level: ZIP_LEVEL })
+      const entry = new fflate.ZipDeflate(p.name, { level: ZIP_LEVEL })
       entry.mtime = new Date(`${p.dte.fecha_emision}T12:00:00`)
       zip.add(entry)
       entry.push(pdf, true)

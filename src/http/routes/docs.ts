@@ -1,7 +1,12 @@
 // GET /docs (API reference UI, served by the binary: no internet needed) and GET /docs/json (OpenAPI 3.0.3, made valid by
 // http/openapi.ts; test/http/openapi.test.ts validates what is served).
-import { Elysia } from 'elysia'
-import { swagger } from '@elysiajs/swagger'
+//
+// The document is made by @elysiajs/swagger's own functions (registerSchemaPath, filterPaths) over the app's routes, as
+// its plugin does, but from its `utils` entry, loaded at the first request: the plugin's main entry also loads its
+// Scalar page and Scalar's zod schemas, which cost start-up ~10-15 ms for a page Timbre replaces anyway
+// (docs/decisions/performance.md «Start-up, issue 31»).
+import { Elysia, type HTTPMethod } from 'elysia'
+import type { TSchema } from '@sinclair/typebox'
 import uiBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import uiCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { API_VERSION } from '../../version'
@@ -61,52 +66,72 @@ const asset = (body: string | Bun.BunFile, type: string) => () =>
 
 const SPEC_PATH = '/docs/json'
 
+const DOCUMENTATION = {
+  info: { title: 'Timbre: facturación electrónica (DTE)', description: DESCRIPTION, version: API_VERSION },
+  servers: [{ url: '/' }],
+  tags: [
+    { name: 'DTE' },
+    { name: 'CAF' },
+    { name: 'Empresa' },
+    { name: 'Webhooks' },
+    { name: 'Clientes' },
+    { name: 'Productos' },
+    { name: 'Operación' },
+  ],
+  components: {
+    securitySchemes: {
+      ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+      BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+    },
+    // Every error response points here (ErrorEnvelopeSchema's $id), instead of repeating the envelope.
+    schemas: { ErrorResponse: ErrorEnvelopeSchema },
+  },
+  security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
+}
+
+/** The methods the plugin documents; a route on ALL is documented under each. OPTIONS is left out, as the plugin does. */
+const DOCUMENTED_METHODS: readonly HTTPMethod[] = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD', 'PATCH', 'TRACE']
+
+/** What Elysia gives a plugin about the whole app (protected in its types; the swagger plugin reads the same). */
+interface AppRoutes {
+  getGlobalRoutes(): ReadonlyArray<{ method: string; path: string; hooks: { detail?: { hide?: boolean }; type?: string } & Record<string, unknown> }>
+  getGlobalDefinitions?(): { type: Record<string, TSchema> }
+}
+
+/** The plugin's document (the same object, key for key), then made valid OpenAPI 3.0.3 by openapi.ts. */
+async function openApiDocument(app: AppRoutes): Promise<Record<string, unknown>> {
+  const { registerSchemaPath, filterPaths } = await import('@elysiajs/swagger/utils')
+  const models = app.getGlobalDefinitions?.().type ?? {}
+  const schema = {}
+  for (const route of app.getGlobalRoutes()) {
+    if (route.hooks?.detail?.hide === true) continue
+    const methods = route.method === 'ALL' ? DOCUMENTED_METHODS : DOCUMENTED_METHODS.filter((m) => m === route.method)
+    for (const method of methods) registerSchemaPath({ schema, hook: route.hooks, method, path: route.path, models, contentType: route.hooks.type })
+  }
+  return toOpenApi303({
+    openapi: '3.0.3',
+    ...DOCUMENTATION,
+    paths: filterPaths(schema, { excludeStaticFile: false, exclude: [/^\/docs/] }),
+    components: { ...DOCUMENTATION.components, schemas: { ...models, ...DOCUMENTATION.components.schemas } },
+  })
+}
+
 export const docsRoutes = () => {
-  // The plugin's document is JSON Schema 2020-12 under an "openapi: 3.0.3" label; the routes never change after start,
-  // so the fixed document (openapi.ts) is made once, on the first request. Registered before the plugin so it wraps
-  // the plugin's own route, and local: no other route sees it.
-  let served: Record<string, unknown> | undefined
-  return new Elysia({ normalize: false })
-    .onAfterHandle(({ route, response, set }) => {
-      if (route !== SPEC_PATH) return
-      Object.assign(set.headers, FILE_HEADERS)
-      served ??= toOpenApi303(response as Record<string, unknown>)
-      return served
-    })
-    .use(
-      swagger({
-        path: '/docs',
-        specPath: SPEC_PATH,
-        provider: 'swagger-ui',
-        exclude: [/^\/docs/],
-        // The plugin drops every path with a dot as a static file; the RCV's files (`/rcv/{periodo}/compras.csv`) are
-        // operations, and /docs (the only static files) is excluded above.
-        excludeStaticFile: false,
-        documentation: {
-          info: { title: 'Timbre: facturación electrónica (DTE)', version: API_VERSION, description: DESCRIPTION },
-          servers: [{ url: '/' }],
-          tags: [
-            { name: 'DTE' },
-            { name: 'CAF' },
-            { name: 'Empresa' },
-            { name: 'Webhooks' },
-            { name: 'Clientes' },
-            { name: 'Productos' },
-            { name: 'Operación' },
-          ],
-          components: {
-            securitySchemes: {
-              ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
-              BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-            },
-            // Every error response points here (ErrorEnvelopeSchema's $id), instead of repeating the envelope.
-            schemas: { ErrorResponse: ErrorEnvelopeSchema },
-          },
-          security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
-        },
-      }),
+  // The routes never change after start, so the document is made once, on the first request. The RCV's files
+  // (`/rcv/{periodo}/compras.csv`) are operations: no path is dropped for its dot (the plugin's excludeStaticFile), and
+  // /docs itself is left out.
+  let served: Promise<Record<string, unknown>> | undefined
+  const docs = new Elysia({ normalize: false })
+  return docs
+    .get(
+      SPEC_PATH,
+      ({ set }) => {
+        Object.assign(set.headers, FILE_HEADERS)
+        served ??= openApiDocument(docs as unknown as AppRoutes)
+        return served
+      },
+      { detail: { hide: true } },
     )
-    // Registered after the plugin: replaces its page, which loads the UI from a CDN.
     .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS } }), { detail: { hide: true } })
     .get('/docs/assets/swagger-ui-bundle.js', asset(Bun.file(uiBundle), 'text/javascript; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/assets/init.js', asset(INIT, 'text/javascript; charset=utf-8'), { detail: { hide: true } })

@@ -2,7 +2,8 @@
 // asks for it: research §2.2, §4.2; the others ignore it). DESIGN §6's guarantees for every SII call: a timeout that
 // covers the body too, and no throw (a network error, a TLS failure or a timeout is a `failure` with its reason).
 // Redirects are never followed here: the login follows them by hand (session.ts), a data call must not.
-import { rootCertificates } from 'node:tls'
+// The namespace, read when a transport is made: a named import makes Bun build the root list when the module loads.
+import * as nodeTls from 'node:tls'
 import type { Signer } from '../../domain/signer'
 import type { HostTarget } from '../client/hosts'
 import { SII_USER_AGENT } from '../client/http'
@@ -44,7 +45,7 @@ export function createPortalTransport(opts: PortalTransportOptions): PortalTrans
     // The real SII: the system's roots only. An origin target is the simulator, whose portal speaks TLS with a
     // certificate of its own CA (src/sii/simulator/portal-ca.cert.pem); the public roots stay for an origin behind a
     // real certificate. `ca` replaces the default roots in Bun, so they are listed too.
-    ...(opts.target.kind === 'origin' ? { ca: [portalCaPem, ...rootCertificates] } : {}),
+    ...(opts.target.kind === 'origin' ? { ca: [portalCaPem, ...nodeTls.rootCertificates] } : {}),
   }
   return {
     async send(req) {
