@@ -1,6 +1,6 @@
 // `timbre console link` (DESIGN §14): a one-time administrator link, like Jupyter's token. It works against a running
 // serve (WAL) or before one starts; only the token's SHA-256 is stored.
-import { consoleLinkUrl } from '../console/page'
+import { consoleLinkUrl } from '../console/paths'
 import { createAdminLink, CONSOLE_LINK_TTL_MS } from '../services/console-sessions'
 import { withAdminStore } from './admin-store'
 import { DATA_DIR_FLAG, UsageError, type Command } from './command'

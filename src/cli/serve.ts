@@ -6,8 +6,8 @@ import type { Logger } from '../log'
 import { createLogger } from '../log'
 import type { Deps } from '../services/deps'
 import { startHttpServer } from '../http/server'
-import { createConsoleDoor } from '../console/door'
-import { CONSOLE_LONG_OPERATIONS, CONSOLE_PREFIX, consoleLinkUrl } from '../console/page'
+import type { ConsoleDoor } from '../console/door'
+import { CONSOLE_LONG_OPERATIONS, CONSOLE_PREFIX, consoleLinkUrl } from '../console/paths'
 import { createAdminLink } from '../services/console-sessions'
 import { housekeepingJob } from '../jobs/housekeeping'
 import { siiSubmitJob } from '../jobs/sii-submit'
@@ -152,7 +152,22 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
   void backupSettingWarnings(config, config.dataDir).then((warnings) => {
     for (const w of warnings) log.warn(w.event, { message: w.message })
   })
-  const consoleDoor = createConsoleDoor(deps)
+  // The console (its screens, preact, htmx, the TOTP library) is loaded by its first request, not at start-up: a server
+  // only the API talks to never holds it (docs/decisions/performance.md «Start-up, issue 31»). A failed load is tried
+  // again by the next request.
+  let door: Promise<ConsoleDoor> | undefined
+  const consoleDoor: ConsoleDoor = {
+    handle: async (request, clientIp) => {
+      door ??= import('../console/door').then(
+        (m) => m.createConsoleDoor(deps),
+        (err: unknown) => {
+          door = undefined
+          throw err
+        },
+      )
+      return (await door).handle(request, clientIp)
+    },
+  }
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),
     isShuttingDown: () => shuttingDown,
