@@ -47,7 +47,7 @@ export async function compileTimbre(input: CompileInput): Promise<void> {
     // Each module reached only through `await import()` (PDFs, the workbook writers, mail, tar, the simulator's services,
     // the demo's certificate) is a chunk of its own, loaded when first imported. Without splitting the binary held one
     // bundle whose every module's bytecode was loaded at start, used or not: `timbre version` went from ~160 ms and
-    // 79 MB to ~100 ms and 66 MB, the server at rest from 99 to 84 MB (docs/decisions/performance.md «Start-up, issue 31»).
+    // 79 MB to ~100 ms and 66 MB, the server 1 s after its start from 99 to 84 MB (docs/decisions/performance.md «Issue 31, session 14»).
     splitting: true,
   })
   if (!result.success) throw new Error(`bun build failed for ${input.target ?? 'this platform'}:\n${result.logs.map(String).join('\n')}`)

@@ -14,7 +14,7 @@ export function isoTimestamp(d: Date): string {
 /**
  * A formatter made at its first use, not when the module loads: the first Intl formatter with a time zone loads ICU's
  * zone data (13–20 ms on the reference machine), which start-up would otherwise pay before `/health` answers
- * (docs/decisions/performance.md «Start-up, issue 31»).
+ * (docs/decisions/performance.md «Issue 31, session 14»).
  */
 function onFirstUse(options: Intl.DateTimeFormatOptions): () => Intl.DateTimeFormat {
   let formatter: Intl.DateTimeFormat | undefined

@@ -9,6 +9,7 @@ import { startHttpServer } from '../http/server'
 import type { ConsoleDoor } from '../console/door'
 import { CONSOLE_LONG_OPERATIONS, CONSOLE_PREFIX, consoleLinkUrl } from '../console/paths'
 import { createAdminLink } from '../services/console-sessions'
+import { prepareLoginTiming } from '../services/console-accounts'
 import { housekeepingJob } from '../jobs/housekeeping'
 import { siiSubmitJob } from '../jobs/sii-submit'
 import { siiTrackJob } from '../jobs/sii-track'
@@ -152,22 +153,24 @@ export async function runServer(config: Config, overrides: { log?: Logger; clock
   void backupSettingWarnings(config, config.dataDir).then((warnings) => {
     for (const w of warnings) log.warn(w.event, { message: w.message })
   })
-  // The console (its screens, preact, htmx, the TOTP library) is loaded by its first request, not at start-up: a server
-  // only the API talks to never holds it (docs/decisions/performance.md «Start-up, issue 31»). A failed load is tried
+  // The console (its screens, preact, htmx) is loaded by its first request, not at start-up: a server
+  // only the API talks to never holds it (docs/decisions/performance.md «Issue 31, session 14»). A failed load is tried
   // again by the next request.
   let door: Promise<ConsoleDoor> | undefined
   const consoleDoor: ConsoleDoor = {
     handle: async (request, clientIp) => {
-      door ??= import('../console/door').then(
-        (m) => m.createConsoleDoor(deps),
-        (err: unknown) => {
+      door ??= import('../console/door')
+        .then((m) => m.createConsoleDoor(deps))
+        .catch((err: unknown) => {
           door = undefined
           throw err
-        },
-      )
+        })
       return (await door).handle(request, clientIp)
     },
   }
+  // At start, not with the console: the first login after a restart must not be the one that pays the dummy hash
+  // (an unknown address answered slower than a known one).
+  prepareLoginTiming()
   const http = startHttpServer(deps, {
     jobsRunning: () => scheduler.isRunning(),
     isShuttingDown: () => shuttingDown,

@@ -10,7 +10,8 @@ import { acceptInvitation, describeInvitation, PendingSecondFactors, prepareLogi
 import type { Deps } from '../services/deps'
 import { assetResponse } from './assets'
 import { bindConsoleRequest, NoEmpresaSelected, sessionOf, textField } from './context'
-import { CONSOLE_PREFIX, htmlResponse, redirect, renderPage, Shell } from './page'
+import { htmlResponse, redirect, renderPage, Shell } from './page'
+import { CONSOLE_PREFIX } from './paths'
 import { CodePage, LinkPage, LoginPage } from './screens/login'
 import { InvitationPage } from './screens/invitacion'
 import { failureOf, type Failure } from './forms'
@@ -119,6 +120,7 @@ function problemPage(title: string, message: string, status: number, session: Co
 }
 
 export function createConsoleDoor(deps: Deps): ConsoleDoor {
+  // Again (it runs once): `serve` calls it at start; a door made elsewhere (tests) gets it here.
   prepareLoginTiming()
   const failures = new FailureWindow(FAILED_LOGINS_PER_MINUTE, 60_000)
   const secondFactors = new PendingSecondFactors()

@@ -12,8 +12,6 @@ import { ASSET_PATHS } from './assets'
 import { formatRut } from './forms'
 import { CONSOLE_PREFIX } from './paths'
 
-export { CONSOLE_LONG_OPERATIONS, CONSOLE_PREFIX, consoleLinkUrl } from './paths'
-
 /** No inline script or style anywhere: htmx reads its settings from a meta tag, never from eval. */
 const CSP = [
   "default-src 'none'",

@@ -14,4 +14,3 @@ export const CONSOLE_LONG_OPERATIONS: readonly string[] = [`${CONSOLE_PREFIX}/ce
 export function consoleLinkUrl(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/$/, '')}${CONSOLE_PREFIX}/enlace?token=${encodeURIComponent(token)}`
 }
-

@@ -1,3 +1,4 @@
+import { santiagoDate } from '../clock'
 // Scheduled backups (DESIGN §18, issue 26): how copies are named, when one is due, and which copies retention deletes.
 // Pure: the caller lists the copies a target holds and passes `now` (docs/decisions/backups.md).
 
@@ -37,11 +38,10 @@ export interface StoredCopy {
 /** An unverified copy younger than this may be a run still verifying it (serve's job beside a `backup run`). */
 export const UNVERIFIED_GRACE_MS = 24 * 60 * 60 * 1000
 
-// Calendar days and months in Chile (DESIGN §18 keeps daily and monthly copies; the business day is Santiago's).
-const SANTIAGO_DAY = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago', year: 'numeric', month: '2-digit', day: '2-digit' })
-
+// Calendar days and months in Chile (DESIGN §18 keeps daily and monthly copies; the business day is Santiago's): clock.ts's
+// formatter, made at its first use rather than when this module loads.
 export function santiagoDay(at: Date): string {
-  return SANTIAGO_DAY.format(at)
+  return santiagoDate(at)
 }
 
 /**

@@ -82,11 +82,14 @@ export function streamMuestrasZip(deps: MuestrasDeps, input: MuestrasInput): Rea
   }
   let next = 0
   let zip: Zip | null = null
-  // fflate is loaded by the first zip asked for, not at start-up (docs/decisions/performance.md «Start-up, issue 31»).
+  let cancelled = false
+  // fflate is loaded by the first zip asked for, not at start-up (docs/decisions/performance.md «Issue 31, session 14»).
   let fflate: typeof import('fflate') | null = null
   return new ReadableStream<Uint8Array>({
     async start(controller) {
-      fflate = await import('fflate')
+      const loaded = await import('fflate')
+      if (cancelled) return  // the reader went away while fflate loaded
+      fflate = loaded
       zip = new fflate.Zip((err, chunk, final) => {
         if (err) return controller.error(err)
         controller.enqueue(chunk)
@@ -108,6 +111,7 @@ export function streamMuestrasZip(deps: MuestrasDeps, input: MuestrasInput): Rea
       if (next === plan.length) zip.end()
     },
     cancel() {
+      cancelled = true
       next = plan.length  // no more pulls draw anything
       zip = null
     },

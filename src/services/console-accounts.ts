@@ -99,7 +99,7 @@ function unknownAccountHash(): Promise<string> {
   return dummyHash
 }
 
-/** Made when the console starts, so not even the first unknown email after a start answers sooner (it would hash). */
+/** Made when the server starts, so not even the first unknown email after a start answers sooner (it would hash). */
 export function prepareLoginTiming(): void {
   void unknownAccountHash()
 }

@@ -238,11 +238,16 @@ export function registrosDe(
   empresaId: string,
   periodo: string,
 ): { readonly compras: RegistroCompras; readonly ventas: RegistroVentas; readonly sincronizadoAt: string } | null {
-  const row = findRcvPeriodo(deps.store.db, empresaId, periodo)
+  // One read transaction: the period's row (its sincronizado_at dates the files) and the details are the same copy,
+  // even when a sync (this server's job, or the CLI's) commits between the two reads.
+  const { row, detalles } = deps.store.db.transaction((tx) => {
+    const found = findRcvPeriodo(tx, empresaId, periodo)
+    return { row: found, detalles: found ? findAllRcvDetalles(tx, empresaId, periodo) : [] }
+  })
   if (!row || row.sincronizado_at === null || row.resumen === null) return null
   const resumen = row.resumen as unknown as { compras: Record<SeccionCompras, ResumenTipoRcv[]>; ventas: ResumenTipoRcv[] }
   const bySection = new Map<string, DetalleRcv[]>()
-  for (const d of findAllRcvDetalles(deps.store.db, empresaId, periodo)) {
+  for (const d of detalles) {
     const key = `${d.registro}:${d.seccion}`
     const list = bySection.get(key) ?? []
     list.push(d.detalle as unknown as DetalleRcv)

@@ -201,8 +201,9 @@ export class WorkerPool implements TaskRunner {
 
 /**
  * Task kinds after which a worker is replaced by a fresh one. Opening a PKCS#12 loads node-forge, which a worker would
- * otherwise hold until the process ends: ~14 MB of the server's RSS at rest, for an upload done once a year or two
- * (docs/decisions/performance.md «Memory at rest, issue 31»). A new worker costs ~20 ms of another core, once.
+ * otherwise hold until the process ends, for an upload done once a year or two: the server's RSS after a certificate
+ * upload went from 92 to 87 MB (docs/decisions/performance.md «Issue 31, session 14»). A new worker costs ~20 ms of
+ * another core, once.
  */
 const RECYCLED_AFTER: ReadonlySet<TaskKind> = new Set(['open-pfx'])
 

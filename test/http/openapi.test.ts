@@ -38,6 +38,23 @@ async function validationErrors(document: unknown): Promise<string[]> {
 }
 
 describe('GET /docs/json', () => {
+  test('is the document @elysiajs/swagger\'s plugin makes of the same routes, byte for byte (the server builds it from the plugin\'s utils alone)', async () => {
+    const { swagger } = await import('@elysiajs/swagger')
+    const { Elysia } = await import('elysia')
+    const { createHttpApp } = await import('../../src/http/app')
+    const { DOCS_DOCUMENTATION } = await import('../../src/http/routes/docs')
+    const { toOpenApi303 } = await import('../../src/http/openapi')
+    const readiness = { jobsRunning: () => true, isShuttingDown: () => false, sii: () => ({ last_ok_at: null, oldest_pending_s: null }) }
+    // The plugin as the server used it before, at a path of its own, in front of the same app.
+    const viaPlugin = new Elysia()
+      .use(swagger({ path: '/plugin', specPath: '/plugin/json', provider: 'swagger-ui', exclude: [/^\/docs/, /^\/plugin/], excludeStaticFile: false, documentation: DOCS_DOCUMENTATION as never }))
+      .use(createHttpApp(s.server.deps, readiness))
+    const theirs = toOpenApi303((await (await viaPlugin.handle(new Request('http://127.0.0.1/plugin/json'))).json()) as Record<string, unknown>)
+    const ours = await (await fetch(`${s.url}/docs/json`)).text()
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(50)
+    expect(ours).toBe(JSON.stringify(theirs))
+  })
+
   test('is valid OpenAPI 3.0.3: swagger-parser validates it with zero errors', async () => {
     expect(doc).toMatchObject({ openapi: '3.0.3' })
     expect(await validationErrors(doc)).toEqual([])

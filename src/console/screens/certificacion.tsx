@@ -3,7 +3,7 @@
 // downloads, and the track ids to declare on the SII's site. The same services as /api/v1/billing/certificacion with the
 // same inputs and the same contracts (http/routes/certificacion.ts); a company in producción gets no menu entry and a 409
 // page here. Long operations (issuing a set, a simulation) are a plain post/redirect/get: the request stays open while
-// the SII answers, and the muestras zip streams; these paths get the API's long idle limit (page.tsx CONSOLE_LONG_OPERATIONS).
+// the SII answers, and the muestras zip streams; these paths get the API's long idle limit (paths.ts CONSOLE_LONG_OPERATIONS).
 import { Elysia } from 'elysia'
 import { STATUS } from '../../contracts/statuses'
 import { parseEmitirSet, parseEtapa, parseSimulacion } from '../../contracts/certificacion'
@@ -28,7 +28,8 @@ import { certificacionEstadoBadge, certificacionEstadoLabel, ESTADO_ETAPA_BADGE,
 import { ErrorSummary, Field, SelectField, failureOf, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure } from '../forms'
 import { fieldLabel } from '../field-labels'
 import { parseEnteroCL } from '../numbers'
-import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage, SECURITY_HEADERS } from '../page'
+import { CsrfInput, fileResponse, redirect, renderPage, SECURITY_HEADERS } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/certificacion`
 const TITLE = 'Certificación ante el SII'

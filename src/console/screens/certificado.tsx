@@ -9,7 +9,8 @@ import type { Deps } from '../../services/deps'
 import { getEmpresa } from '../../services/empresas'
 import { empresaIdOf, formOf, requireWrite, sessionOf } from '../context'
 import { ErrorSummary, Field, failureOf, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
+import { CsrfInput, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/certificado`
 /** Under this many days left the certificate is flagged: renewing one at a CA takes days (certificado.expiring warns too). */

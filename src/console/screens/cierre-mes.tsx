@@ -21,7 +21,8 @@ import { archivoRcv, checkPeriodo, estadoRcv, periodoAnterior, periodoOf, solici
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { HALLAZGO_LABEL, rcvEstadoBadge, rcvEstadoLabel, SECCION_COMPRAS_LABEL } from '../estados'
 import { ErrorSummary, failureOf, formatDateTime, formatFecha, formatRut, SelectField, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage, SECURITY_HEADERS } from '../page'
+import { CsrfInput, redirect, renderPage, SECURITY_HEADERS } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/cierre-mes`
 const TITLE = 'Cierre del mes'

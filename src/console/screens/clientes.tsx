@@ -11,7 +11,8 @@ import { createCliente, deleteCliente, getCliente, listClientes, searchClientes,
 import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, requireWrite, sessionOf } from '../context'
 import { Field, failureOf, formatRut, fieldErrors, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
+import { CsrfInput, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 import { afterIdOf, CatalogoSummary, DeleteConfirm, idParam, PAGE_SIZE, Pager, SearchForm, queryErrors, TextAreaField, trimmedOf, typed, type FieldLabels } from './catalogo'
 
 const BASE = `${CONSOLE_PREFIX}/clientes`

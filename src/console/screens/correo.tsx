@@ -8,7 +8,8 @@ import type { Deps } from '../../services/deps'
 import { DEFAULT_IMAP_FOLDER, getMailbox, mailboxPasswordsStored, removeMailbox, saveMailbox, type MailboxTest, type MailboxView } from '../../services/mailbox'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, failureOf, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const NOTICES: Readonly<Record<string, string>> = {
   guardado: 'Configuración del buzón guardada.',

@@ -21,7 +21,8 @@ import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, sessionOf, textField } from '../context'
 import { fieldLabel } from '../field-labels'
 import { ErrorSummary, Field, failureOf, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
+import { CsrfInput, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/cuentas`
 const TITLE = 'Cuentas'

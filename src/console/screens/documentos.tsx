@@ -24,7 +24,8 @@ import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../cont
 import { formatPesos } from '../../domain/numero-cl'
 import { ErrorSummary, Field, failureOf, formatDateTime, formatFecha, formatNumber, formatRut, NO_ERRORS, SelectField, type Failure } from '../forms'
 import { estadoBadge, estadoLabel, INTERCAMBIO_LABEL } from '../estados'
-import { CONSOLE_PREFIX, CsrfInput, fileResponse, fragmentResponse, redirect, renderPage } from '../page'
+import { CsrfInput, fileResponse, fragmentResponse, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/documentos`
 /** GET /dte's default page size (routes/dte.ts parseLimit fallback). */

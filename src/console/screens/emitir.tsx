@@ -38,7 +38,8 @@ import { listProductos, type ProductoRecord } from '../../services/productos'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { FIELD_LABELS } from '../field-labels'
 import { ErrorSummary, Field, failureOf, fieldId, formatRut, NO_ERRORS, SelectField, type Failure, type FieldErrors, type SelectOption } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 import {
   bodyFrom,
   EXPORT_DATA_FIELDS,

@@ -10,7 +10,8 @@ import { createEmpresa, listEmpresas } from '../../services/empresas'
 import { backupConsoleLine, backupReadiness } from '../../services/backup-status'
 import { formOf, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, failureOf, formatAmbiente, formatDateTime, NO_ERRORS, SelectField, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
+import { CsrfInput, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const NOTICES: Readonly<Record<string, string>> = {
   creada: 'Empresa creada. Ahora suba su certificado y sus CAF.',

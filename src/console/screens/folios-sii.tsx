@@ -13,7 +13,8 @@ import type { CafSolicitudRecord, FoliosAutomaticosRecord } from '../../services
 import { textField } from '../context'
 import { ErrorSummary, Field, FieldNotes, SelectField, describedBy, failureOf, fieldId, formatDateTime, formatFecha, formatNumber, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
 import { parseEnteroCL } from '../numbers'
-import { CONSOLE_PREFIX, CsrfInput } from '../page'
+import { CsrfInput } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 import type { ConsoleSession } from '../../services/console-sessions'
 
 export const FOLIOS_PATH = `${CONSOLE_PREFIX}/folios`

@@ -21,7 +21,8 @@ import type { ConsoleSession } from '../../services/console-sessions'
 import type { Deps } from '../../services/deps'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, SelectField, failureOf, formatAmbiente, formatDateTime, formatFecha, formatNumber, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 import {
   AnularForm, AutomaticosSection, Historial, PorAnularSection, SolicitarForm, Tramos, anularBodyOf, automaticosBodyOf, isOpenSolicitud, prefixedFailure,
   solicitarBodyOf, tramoAnulable, type FailedForm,

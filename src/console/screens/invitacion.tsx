@@ -4,7 +4,8 @@
 import { ROLE_LABELS } from '../../domain/console-roles'
 import { PASSWORD_MIN_LENGTH, type InvitationView } from '../../services/console-accounts'
 import { ErrorSummary, Field, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, Shell } from '../page'
+import { Shell } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const INVITATION_FIELDS = ['nombre', 'password', 'password_repetida', 'actual', 'codigo']
 

@@ -1,7 +1,8 @@
 // The pages before a session (DESIGN §14): a person types their email and password (and a code, issue 27); an
 // integrator types an API key; an administrator confirms the one-time link `timbre console link` printed. The link is
 // spent by a POST, so a chat or mail preview that fetches the URL cannot use it up.
-import { Shell, CONSOLE_PREFIX } from '../page'
+import { Shell } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 function Errors(props: { error: string | null }) {
   return props.error ? (

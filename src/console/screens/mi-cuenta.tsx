@@ -17,7 +17,8 @@ import {
 import type { Deps } from '../../services/deps'
 import { formOf, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, failureOf, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
+import { CsrfInput, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/mi-cuenta`
 const TITLE = 'Mi cuenta'

@@ -13,7 +13,8 @@ import { empresaIdOf, formOf, requireWrite, sessionOf } from '../context'
 import { Field, SelectField, failureOf, fieldErrors, fieldId, NO_ERRORS, type Failure } from '../forms'
 import { formatPesos } from '../../domain/numero-cl'
 import { parseEnteroCL, pesosForInput } from '../numbers'
-import { CONSOLE_PREFIX, CsrfInput, redirect, renderPage } from '../page'
+import { CsrfInput, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 import { afterIdOf, CatalogoSummary, DeleteConfirm, idParam, PAGE_SIZE, Pager, queryErrors, SearchForm, TextAreaField, trimmedOf, typed, type FieldLabels } from './catalogo'
 
 const BASE = `${CONSOLE_PREFIX}/productos`

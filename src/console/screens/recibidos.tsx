@@ -41,7 +41,8 @@ import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../cont
 import { formatPesos } from '../../domain/numero-cl'
 import { ErrorSummary, Field, SelectField, failureOf, fieldId, formatDateTime, formatFecha, formatRut, NO_ERRORS, type Failure, type FieldErrors } from '../forms'
 import { ACCION_ESTADO_BADGE, ACCION_ESTADO_LABEL, ESTADO_BADGE, ESTADO_LABEL } from '../estados'
-import { CONSOLE_PREFIX, CsrfInput, fileResponse, redirect, renderPage } from '../page'
+import { CsrfInput, fileResponse, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const BASE = `${CONSOLE_PREFIX}/recibidos`
 const DAY_MS = 86_400_000

@@ -10,7 +10,8 @@ import type { Deps } from '../../services/deps'
 import { listWebhooks, redeliver, registerWebhook, removeWebhook, sendTestPing, webhookDeliveries, type DeliveryRecord, type WebhookRecord } from '../../services/webhooks'
 import { empresaIdOf, formOf, requireWrite, sessionOf, textField } from '../context'
 import { ErrorSummary, Field, failureOf, fieldId, formatDateTime, NO_ERRORS, type Failure } from '../forms'
-import { CONSOLE_PREFIX, CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CsrfInput, fragmentResponse, redirect, renderPage } from '../page'
+import { CONSOLE_PREFIX } from '../paths'
 
 const NOTICES: Readonly<Record<string, string>> = {
   eliminado: 'Webhook eliminado: sus entregas pendientes quedaron canceladas.',

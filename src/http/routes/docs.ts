@@ -4,7 +4,7 @@
 // The document is made by @elysiajs/swagger's own functions (registerSchemaPath, filterPaths) over the app's routes, as
 // its plugin does, but from its `utils` entry, loaded at the first request: the plugin's main entry also loads its
 // Scalar page and Scalar's zod schemas, which cost start-up ~10-15 ms for a page Timbre replaces anyway
-// (docs/decisions/performance.md «Start-up, issue 31»).
+// (docs/decisions/performance.md «Issue 31, session 14»).
 import { Elysia, type HTTPMethod } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
 import uiBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
@@ -66,7 +66,8 @@ const asset = (body: string | Bun.BunFile, type: string) => () =>
 
 const SPEC_PATH = '/docs/json'
 
-const DOCUMENTATION = {
+/** The document's fixed parts: what the plugin's `documentation` option held (test/http/openapi.test.ts compares). */
+export const DOCS_DOCUMENTATION = {
   info: { title: 'Timbre: facturación electrónica (DTE)', description: DESCRIPTION, version: API_VERSION },
   servers: [{ url: '/' }],
   tags: [
@@ -89,8 +90,13 @@ const DOCUMENTATION = {
   security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
 }
 
-/** The methods the plugin documents; a route on ALL is documented under each. OPTIONS is left out, as the plugin does. */
-const DOCUMENTED_METHODS: readonly HTTPMethod[] = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD', 'PATCH', 'TRACE']
+/**
+ * The methods the plugin documents, as it does: a route on ALL under each of them, OPTIONS included; a route of its own
+ * method when it is one of them and not OPTIONS.
+ */
+const DOCUMENTED_METHODS: readonly HTTPMethod[] = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']
+const methodsOf = (method: string): readonly HTTPMethod[] =>
+  method === 'ALL' ? DOCUMENTED_METHODS : method !== 'OPTIONS' && DOCUMENTED_METHODS.includes(method as HTTPMethod) ? [method as HTTPMethod] : []
 
 /** What Elysia gives a plugin about the whole app (protected in its types; the swagger plugin reads the same). */
 interface AppRoutes {
@@ -105,14 +111,13 @@ async function openApiDocument(app: AppRoutes): Promise<Record<string, unknown>>
   const schema = {}
   for (const route of app.getGlobalRoutes()) {
     if (route.hooks?.detail?.hide === true) continue
-    const methods = route.method === 'ALL' ? DOCUMENTED_METHODS : DOCUMENTED_METHODS.filter((m) => m === route.method)
-    for (const method of methods) registerSchemaPath({ schema, hook: route.hooks, method, path: route.path, models, contentType: route.hooks.type })
+    for (const method of methodsOf(route.method)) registerSchemaPath({ schema, hook: route.hooks, method, path: route.path, models, contentType: route.hooks.type })
   }
   return toOpenApi303({
     openapi: '3.0.3',
-    ...DOCUMENTATION,
+    ...DOCS_DOCUMENTATION,
     paths: filterPaths(schema, { excludeStaticFile: false, exclude: [/^\/docs/] }),
-    components: { ...DOCUMENTATION.components, schemas: { ...models, ...DOCUMENTATION.components.schemas } },
+    components: { ...DOCS_DOCUMENTATION.components, schemas: { ...models, ...DOCS_DOCUMENTATION.components.schemas } },
   })
 }
 
@@ -127,7 +132,11 @@ export const docsRoutes = () => {
       SPEC_PATH,
       ({ set }) => {
         Object.assign(set.headers, FILE_HEADERS)
-        served ??= openApiDocument(docs as unknown as AppRoutes)
+        // A failed first try (a chunk that did not load) is not kept: the next request makes it again.
+        served ??= openApiDocument(docs as unknown as AppRoutes).catch((err: unknown) => {
+          served = undefined
+          throw err
+        })
         return served
       },
       { detail: { hide: true } },
