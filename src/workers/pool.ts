@@ -157,12 +157,6 @@ export class WorkerPool implements TaskRunner {
     clearTimeout(task!.timer)
     if (reply.ok) task!.resolve(reply.output)
     else task!.reject(reply.timbre ? new TimbreError(reply.timbre.code, reply.timbre.extra) : new Error(`task ${task!.kind}: ${reply.message}`))
-    // Not kept: the worker that opened a certificate holds node-forge for good. Its slot gets a fresh worker (a signing
-    // task pipelined behind it would keep it until it drains; the pool sends none to a slot running other work).
-    if (RECYCLED_AFTER.has(task!.kind) && slot.tasks.length === 0 && !this.closed) {
-      slot.worker.terminate()
-      this.startWorker(slot)
-    }
     this.dispatch()
   }
 
@@ -198,14 +192,6 @@ export class WorkerPool implements TaskRunner {
     this.dispatch()
   }
 }
-
-/**
- * Task kinds after which a worker is replaced by a fresh one. Opening a PKCS#12 loads node-forge, which a worker would
- * otherwise hold until the process ends, for an upload done once a year or two: the server's RSS after a certificate
- * upload went from 92 to 87 MB (docs/decisions/performance.md «Issue 31, session 14»). A new worker costs ~20 ms of
- * another core, once.
- */
-const RECYCLED_AFTER: ReadonlySet<TaskKind> = new Set(['open-pfx'])
 
 /** What a task is called in the messages integrators read (Spanish, DESIGN §5). */
 const TASK_NAMES: Readonly<Record<TaskKind, string>> = {

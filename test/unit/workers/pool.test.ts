@@ -143,41 +143,6 @@ test('under a steady stream of signatures, other work still gets its turn', asyn
   expect(signedMeanwhile).toBeGreaterThan(0)
 }, 30_000)
 
-test('the worker that opened a certificate is replaced by a fresh one (node-forge is not kept); reading a CAF keeps its worker', async () => {
-  const workerTids = () => new Set(threads().filter((t) => t.name === 'Worker').map((t) => t.tid))
-  const others = workerTids()
-  const one = new WorkerPool({ size: 1 })
-  try {
-    const cafXml = makeTestCaf({ rut: EMPRESA.rut, razonSocial: EMPRESA.razon_social, folioDesde: 1, folioHasta: 10, fechaAutorizacion: '2026-11-01' }).xml
-    expect((await one.run('read-caf', { cafXml, allowSimulator: true })).folioHasta).toBe(10)
-    const mine = () => [...workerTids()].filter((tid) => !others.has(tid))
-    const first = mine()
-    expect(first).toHaveLength(1)
-    await one.run('read-caf', { cafXml, allowSimulator: true })
-    expect(mine()).toEqual(first)
-    const opened = await one.run('open-pfx', { pfx: exportPfx(identity, 'x', '3des'), password: 'x' })
-    expect(opened.rutFirmante).toBe('7880442-4')
-    // The old thread ends and a new one starts, on their own time: waited for, not slept.
-    const replaced = async (old: number) => {
-      const deadline = performance.now() + 5_000
-      while (performance.now() < deadline && (mine().includes(old) || mine().length !== 1)) await Bun.sleep(10)
-    }
-    await replaced(first[0]!)
-    expect(mine()).toHaveLength(1)
-    expect(mine()[0]).not.toBe(first[0])
-    // The fresh worker serves: a signature, byte for byte the inline one.
-    expect(Buffer.from(await one.run('sign-dte', task(301))).toString('latin1')).toBe(Buffer.from(signDteTask(task(301))).toString('latin1'))
-    // A failed opening (wrong password) is replaced too: forge was loaded all the same.
-    const second = mine()[0]
-    expect(await one.run('open-pfx', { pfx: exportPfx(identity, 'x', '3des'), password: 'otra' }).catch((e: unknown) => (e as TimbreError).code)).toBe('INVALID_CERTIFICATE')
-    await replaced(second!)
-    expect(mine()).toHaveLength(1)
-    expect(mine()[0]).not.toBe(second)
-  } finally {
-    await one.close()
-  }
-}, 30_000)
-
 test('closing the pool refuses what is still queued with a 503', async () => {
   const closing = new WorkerPool({ size: 1 })
   const queued = Array.from({ length: 5 }, (_, i) => closing.run('sign-dte', task(100 + i)).then(() => 'ok', (e: unknown) => (e as TimbreError).code))
